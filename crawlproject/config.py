@@ -1,0 +1,142 @@
+"""Every ``FOCUS_*`` setting: its default, and typed getters that fail clearly.
+
+This is the one place defaults live (STYLE §2); docs/settings.md documents
+each. Components read settings through :func:`get_int`, :func:`get_float`,
+:func:`get_bool`, :func:`get_choice` and :func:`get_str` so that a bad value
+stops the crawl at start-up with a message naming the setting, its range and
+what was given, instead of failing somewhere mid-crawl.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from scrapy.settings import BaseSettings
+
+DEFAULTS: dict[str, Any] = {
+    # Replay (crawlproject.replay)
+    "FOCUS_REPLAY_WARC": "",
+    "FOCUS_REPLAY_PROXY": "",
+    "FOCUS_REPLAY_ROBOTS": "",
+    "FOCUS_REPLAY_LATENCY_MS": 0.0,
+    "FOCUS_REPLAY_STARTUP_TIMEOUT": 120.0,
+    # URL admission (middlewares.canonicalize)
+    "FOCUS_URL_MAX_LENGTH": 256,
+    # robots.txt (middlewares.robotstxt)
+    "FOCUS_ROBOTSTXT_OBEY": True,
+    "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
+    "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY": 30.0,
+    # Page size and type (middlewares.pagesize)
+    "FOCUS_MAX_PAGE_BYTES": 102400,
+    # Frontier (frontier.scheduler)
+    "FOCUS_FRONTIER_MAX": 100000,
+    "FOCUS_FRONTIER_ORDER": "score",
+    "FOCUS_FRONTIER_HOST_BATCH": 1,
+    # Strategy and text
+    "FOCUS_STRATEGY": "",
+    "FOCUS_STEMMING": True,
+    # Output (pipelines, extensions)
+    "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(time)s",
+    "FOCUS_STORE_PAGES": True,
+    "FOCUS_WARC_OUTPUT": False,
+    "FOCUS_LABELS": "",
+    "FOCUS_RELEVANT": "",
+    "FOCUS_PROGRESS_INTERVAL": 10.0,
+}
+
+
+class SettingsError(ValueError):
+    """A setting or spider argument has a value the crawler cannot use."""
+
+
+def _raw(settings: BaseSettings, name: str) -> Any:
+    if name not in DEFAULTS:
+        raise KeyError(f"{name} is not a crawlproject setting")
+    value = settings.get(name)
+    return DEFAULTS[name] if value is None else value
+
+
+def get_int(
+    settings: BaseSettings, name: str, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    raw = _raw(settings, name)
+    try:
+        value = int(raw)
+        if isinstance(raw, float) and raw != value:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise SettingsError(
+            f"{name} must be a whole number{_range(minimum, maximum)}, got {raw!r}"
+        ) from None
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+def get_float(
+    settings: BaseSettings,
+    name: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float:
+    raw = _raw(settings, name)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise SettingsError(
+            f"{name} must be a number{_range(minimum, maximum)}, got {raw!r}"
+        ) from None
+    if value != value:  # NaN passes every comparison
+        raise SettingsError(f"{name} must be a number, got NaN")
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def get_bool(settings: BaseSettings, name: str) -> bool:
+    raw = _raw(settings, name)
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be true or false, got {raw!r}")
+
+
+def get_choice(settings: BaseSettings, name: str, choices: Collection[str]) -> str:
+    raw = str(_raw(settings, name)).strip().lower()
+    if raw not in choices:
+        raise SettingsError(
+            f"{name} must be one of {', '.join(sorted(choices))}, got {raw!r}"
+        )
+    return raw
+
+
+def get_str(settings: BaseSettings, name: str) -> str:
+    return str(_raw(settings, name) or "")
+
+
+def _range(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" from {minimum} to {maximum}"
+    if minimum is not None:
+        return f" ≥ {minimum}"
+    if maximum is not None:
+        return f" ≤ {maximum}"
+    return ""
+
+
+def _check_range(
+    name: str, value: float, minimum: float | None, maximum: float | None
+) -> None:
+    if (minimum is not None and value < minimum) or (
+        maximum is not None and value > maximum
+    ):
+        raise SettingsError(f"{name} must be{_range(minimum, maximum)}, got {value!r}")

@@ -1,0 +1,158 @@
+"""Progress while a crawl runs, and a summary when it ends.
+
+Every ``FOCUS_PROGRESS_INTERVAL`` seconds one log line: pages fetched, the
+rate, the frontier's size and, when a relevance signal exists, the running
+harvest rate. Two signals can exist: labels (``FOCUS_LABELS`` plus
+``FOCUS_RELEVANT`` categories: the true harvest rate, for evaluation) and
+the strategy's own estimate of each page's relevance (its mean).
+
+At the end the summary is logged and written to ``summary.json`` in the
+crawl's output folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from twisted.internet import task
+
+from crawlproject import config
+from crawlproject.labels import is_relevant, load_labels, parse_categories
+from crawlproject.output import output_dir
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+class CrawlProgress:
+    def __init__(
+        self,
+        crawler: Crawler,
+        interval: float,
+        labels: dict[str, str] | None,
+        relevant: tuple[str, ...],
+    ):
+        self.crawler = crawler
+        self.interval = interval
+        self.labels = labels
+        self.relevant = relevant
+        self.fetched = 0
+        self.status_counts: Counter[str] = Counter()
+        self.ok_pages = 0
+        self.relevant_pages = 0
+        self.relevance_sum = 0.0
+        self.relevance_count = 0
+        self.started = time.monotonic()
+        self._loop: task.LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        interval = config.get_float(settings, "FOCUS_PROGRESS_INTERVAL", minimum=0)
+        labels_path = config.get_str(settings, "FOCUS_LABELS")
+        relevant = parse_categories(config.get_str(settings, "FOCUS_RELEVANT"))
+        if labels_path and not relevant:
+            raise config.SettingsError(
+                "FOCUS_LABELS is set but FOCUS_RELEVANT names no category: "
+                "set it to the relevant category paths, e.g. FOCUS_RELEVANT=course"
+            )
+        labels = load_labels(labels_path) if labels_path else None
+        extension = cls(crawler, interval, labels, relevant)
+        crawler.signals.connect(extension.spider_opened, signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signals.spider_closed)
+        crawler.signals.connect(extension.item_scraped, signals.item_scraped)
+        return extension
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.started = time.monotonic()
+        if self.interval > 0:
+            self._loop = task.LoopingCall(self.log_progress)
+            self._loop.start(self.interval, now=False)
+
+    def item_scraped(self, item: Any, spider: Spider) -> None:
+        if "status" not in item:
+            return
+        self.fetched += 1
+        status = item.get("status")
+        self.status_counts[str(status) if status is not None else "failed"] += 1
+        if status != 200:
+            return
+        self.ok_pages += 1
+        if self.labels is not None:
+            category = self.labels.get(item.get("canonical_url", ""))
+            if is_relevant(category, self.relevant):
+                self.relevant_pages += 1
+        relevance = item.get("relevance")
+        if relevance is not None:
+            self.relevance_sum += relevance
+            self.relevance_count += 1
+
+    def summary(self) -> dict[str, Any]:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        stats = self.crawler.stats
+        assert stats is not None
+        spider = self.crawler.spider
+        result: dict[str, Any] = {
+            "spider": spider.name if spider else None,
+            "strategy": getattr(getattr(spider, "strategy", None), "name", None),
+            "pages_fetched": self.fetched,
+            "pages_ok": self.ok_pages,
+            "status_counts": dict(self.status_counts),
+            "elapsed_seconds": round(elapsed, 3),
+            "pages_per_second": round(self.fetched / elapsed, 2),
+            "frontier_queued": stats.get_value("frontier/queued"),
+            "frontier_evicted": stats.get_value("frontier/evicted", 0),
+            "robots_forbidden": stats.get_value("robotstxt/forbidden", 0),
+            "urls_refused": {
+                key.rsplit("/", 1)[1]: value
+                for key, value in stats.get_stats().items()
+                if key.startswith("focus/url_refused/")
+            },
+            "pages_truncated": stats.get_value("focus/page/truncated", 0),
+        }
+        if self.labels is not None:
+            result["relevant_categories"] = list(self.relevant)
+            result["relevant_pages"] = self.relevant_pages
+            result["harvest_rate"] = (
+                round(self.relevant_pages / self.ok_pages, 4) if self.ok_pages else 0.0
+            )
+        if self.relevance_count:
+            result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
+        return result
+
+    def log_progress(self) -> None:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        parts = [
+            f"{self.fetched} pages ({self.fetched * 60 / elapsed:.0f}/min)",
+        ]
+        if self.labels is not None and self.ok_pages:
+            parts.append(
+                f"harvest {self.relevant_pages / self.ok_pages:.1%} "
+                f"({self.relevant_pages}/{self.ok_pages})"
+            )
+        if self.relevance_count:
+            parts.append(f"mean relevance {self.relevance_sum / self.relevance_count:.3f}")
+        queued = self.crawler.stats.get_value("frontier/queued")  # type: ignore[union-attr]
+        if queued is not None:
+            parts.append(f"frontier {queued}")
+        logger.info("Progress: %s", ", ".join(parts))
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        summary = self.summary()
+        summary["finish_reason"] = reason
+        path = output_dir(spider, self.crawler.settings) / "summary.json"
+        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        lines = [f"  {key}: {value}" for key, value in summary.items()]
+        logger.info("Crawl summary (%s):\n%s", path, "\n".join(lines))
+

@@ -1,0 +1,1 @@
+"""Scrapy middlewares: the crawler's manners (SPEC §1)."""

@@ -1,0 +1,88 @@
+"""Downloader middleware: read only HTML, and only its first bytes (SPEC §1).
+
+A page is cut at ``FOCUS_MAX_PAGE_BYTES`` (the download stops there) and the
+cut page is still parsed and scored: chop, don't drop. A response whose
+Content-Type says it is not HTML stops downloading as soon as its headers
+arrive; it is still recorded, with an empty body.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+
+from crawlproject import config
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Headers, Response
+    from scrapy.statscollectors import StatsCollector
+    from typing_extensions import Self
+
+#: Set on a request to accept any content type (robots.txt uses it).
+ANY_CONTENT_TYPE_KEY = "focus_any_content_type"
+_BYTES_KEY = "_focus_bytes_received"
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def is_html_content_type(value: bytes | str | None) -> bool:
+    """Whether a Content-Type header value names HTML (missing: assume it may).
+
+    >>> is_html_content_type(b"text/html; charset=iso-8859-1")
+    True
+    >>> is_html_content_type("image/gif")
+    False
+    >>> is_html_content_type(None)
+    True
+    """
+    if not value:
+        return True
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return value.split(";", 1)[0].strip().lower() in HTML_TYPES
+
+
+class PageSizeMiddleware:
+    def __init__(self, crawler: Crawler, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        crawler.signals.connect(self._headers_received, signals.headers_received)
+        crawler.signals.connect(self._bytes_received, signals.bytes_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        max_bytes = config.get_int(crawler.settings, "FOCUS_MAX_PAGE_BYTES", minimum=1024)
+        return cls(crawler, max_bytes)
+
+    def _headers_received(
+        self, headers: Headers, body_length: int, request: Request, spider: Spider
+    ) -> None:
+        if request.meta.get(ANY_CONTENT_TYPE_KEY):
+            return
+        if not is_html_content_type(headers.get(b"Content-Type")):
+            raise StopDownload(fail=False)
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
+        received = request.meta.get(_BYTES_KEY, 0) + len(data)
+        request.meta[_BYTES_KEY] = received
+        if received >= self.max_bytes:
+            raise StopDownload(fail=False)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        request.meta.pop(_BYTES_KEY, None)
+        if request.meta.get(ANY_CONTENT_TYPE_KEY):
+            return response
+        if not is_html_content_type(response.headers.get(b"Content-Type")):
+            self.stats.inc_value("focus/page/not_html")
+            return response
+        if len(response.body) > self.max_bytes or "download_stopped" in response.flags:
+            self.stats.inc_value("focus/page/truncated")
+            return response.replace(
+                body=response.body[: self.max_bytes], flags=[*response.flags, "truncated"]
+            )
+        return response

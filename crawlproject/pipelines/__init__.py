@@ -1,0 +1,1 @@
+"""Item pipelines: what a crawl leaves behind (SPEC §1)."""

@@ -1,0 +1,48 @@
+"""``python -m crawlproject.replay --warc PATH``: the replay server as a process.
+
+``scrapy replay`` and the replay middleware both run this. Once listening it
+prints one line, ``REPLAY READY port=N responses=M``, on standard output, so
+a parent process knows the port (``--port 0`` picks a free one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from crawlproject.replay.process import serve_forever
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m crawlproject.replay",
+        description="Serve a WARC on 127.0.0.1 as an HTTP proxy (never forwards).",
+    )
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--warc", required=True, help="WARC file to serve")
+    parser.add_argument("--port", type=int, default=8899, help="port (0: any free one)")
+    parser.add_argument(
+        "--robots",
+        default="",
+        help="robots.txt served for every host, or a .json {host: rules, '*': default}",
+    )
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="delay every answer by MS milliseconds"
+    )
+    parser.add_argument("--access-log", default="", help="append one line per request here")
+    parser.add_argument("--verbose", action="store_true", help="log start-up details")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="replay: %(message)s")
+    return serve_forever(args.warc, args.port, args.robots, args.latency, args.access_log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""An HTTP proxy on 127.0.0.1 that answers from a WARC and never forwards.
+
+A crawler that uses it as its proxy requests pages by their original
+absolute URLs (``GET http://host/path HTTP/1.1``) and gets the archived
+status, headers and body; a URL that is not archived gets 404, as a dead
+link on the live web would. ``/robots.txt`` of every host comes from a rules
+file (allow-all by default). Plain requests with a ``Host`` header work too,
+so a browser or curl can look at a page.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from twisted.internet import reactor
+from twisted.web import http
+
+from crawlproject.replay.archive import WarcArchive
+
+if TYPE_CHECKING:
+    from crawlproject.replay.archive import ArchivedResponse
+
+logger = logging.getLogger(__name__)
+
+ALLOW_ALL_ROBOTS = "User-agent: *\nDisallow:\n"
+_NOT_FOUND_BODY = b"<html><body><h1>404 Not in archive</h1></body></html>"
+
+
+class RobotsRules:
+    """robots.txt text per host.
+
+    The rules file is either a plain robots.txt, served for every host, or a
+    JSON object mapping host names to robots.txt text, with ``"*"`` as the
+    fallback for hosts it does not name.
+    """
+
+    def __init__(self, by_host: dict[str, str], default: str):
+        self.by_host = by_host
+        self.default = default
+
+    @classmethod
+    def from_file(cls, path: str | Path | None) -> RobotsRules:
+        if not path:
+            return cls({}, ALLOW_ALL_ROBOTS)
+        raw = Path(path).read_bytes()
+        text = raw.decode("utf-8", errors="replace")
+        if Path(path).suffix.lower() == ".json":
+            try:
+                mapping = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"robots rules file {path} is not valid JSON: {exc}") from None
+            if not isinstance(mapping, dict) or not all(
+                isinstance(v, str) for v in mapping.values()
+            ):
+                raise ValueError(
+                    f"robots rules file {path} must map host names to robots.txt text"
+                )
+            default = mapping.pop("*", ALLOW_ALL_ROBOTS)
+            return cls({host.lower(): rules for host, rules in mapping.items()}, default)
+        return cls({}, text)
+
+    def for_host(self, host: str) -> str:
+        return self.by_host.get(host.lower(), self.default)
+
+
+class ReplayRequest(http.Request):
+    """One proxied request: look the URL up and answer from the archive."""
+
+    def process(self) -> None:
+        factory: ReplayFactory = self.channel.factory  # type: ignore[union-attr]
+        if self.method == b"CONNECT":
+            self._send(factory, 501, "Not Implemented", [], b"https is not replayed")
+            return
+        url = self._target_url()
+        if factory.latency > 0:
+            reactor.callLater(factory.latency, self._answer, factory, url)  # type: ignore[attr-defined]
+        else:
+            self._answer(factory, url)
+
+    def _target_url(self) -> str:
+        uri = self.uri.decode("latin-1")
+        if uri.startswith(("http://", "https://")):
+            return uri
+        host = (self.getHeader("host") or "localhost").lower()
+        return f"http://{host}{uri}"
+
+    def _answer(self, factory: ReplayFactory, url: str) -> None:
+        if self.channel is None:  # the client went away during the latency
+            return
+        scheme_and_host, _, path = url.partition("://")[2].partition("/")
+        if "/" + path == "/robots.txt":
+            body = factory.robots.for_host(scheme_and_host.split(":")[0]).encode("utf-8")
+            self._send(factory, 200, "OK", [("Content-Type", "text/plain")], body, url)
+            return
+        archived: ArchivedResponse | None = factory.archive.lookup(url)
+        if archived is None:
+            headers = [("Content-Type", "text/html")]
+            self._send(factory, 404, "Not Found", headers, _NOT_FOUND_BODY, url)
+            return
+        self._send(
+            factory, archived.status, archived.reason, archived.headers, archived.body, url
+        )
+
+    def _send(
+        self,
+        factory: ReplayFactory,
+        status: int,
+        reason: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        url: str = "",
+    ) -> None:
+        self.setResponseCode(status, reason.encode("latin-1", errors="replace"))
+        for name, value in headers:
+            self.responseHeaders.addRawHeader(
+                name.encode("latin-1", errors="replace"),
+                value.encode("latin-1", errors="replace"),
+            )
+        self.setHeader(b"Content-Length", str(len(body)).encode())
+        if self.method != b"HEAD":
+            self.write(body)
+        self.finish()
+        factory.served += 1
+        factory.log_access(self.method, url, status)
+
+
+class ReplayFactory(http.HTTPFactory):
+    protocol = http.HTTPChannel  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        archive: WarcArchive,
+        robots: RobotsRules,
+        latency_ms: float = 0.0,
+        access_log: IO[str] | None = None,
+    ):
+        super().__init__()
+        self.archive = archive
+        self.robots = robots
+        self.latency = latency_ms / 1000.0
+        self.access_log = access_log
+        self.served = 0
+
+    def buildProtocol(self, addr):  # type: ignore[no-untyped-def]
+        channel = super().buildProtocol(addr)
+        channel.requestFactory = ReplayRequest
+        return channel
+
+    def log_access(self, method: bytes, url: str, status: int) -> None:
+        if self.access_log is not None:
+            self.access_log.write(
+                f"{time.time():.6f}\t{method.decode('latin-1')}\t{url}\t{status}\n"
+            )
+
+    def log(self, request: http.Request) -> None:  # Twisted's own access log: off
+        pass
+
+
+def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") -> int:
+    """Start serving on loopback; return the port actually bound."""
+    listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore[attr-defined]
+    bound: int = listening.getHost().port
+    return bound

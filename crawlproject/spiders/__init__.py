@@ -1,0 +1,1 @@
+"""Spiders: one per strategy, all sharing FocusedSpider (subclass it per topic)."""

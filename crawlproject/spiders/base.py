@@ -1,0 +1,194 @@
+"""FocusedSpider: the base every crawlproject spider (and every user's topic
+spider) derives from.
+
+It reads the topic and the seeds from spider arguments, asks its strategy to
+score each fetched page's links, and yields one :class:`PageItem` per fetch
+plus one Request per outlink carrying its score. Ordering is the frontier
+scheduler's job; see crawlproject.frontier.
+
+    scrapy crawl bestfirst -a query="course syllabus" -a seeds=seeds.txt
+
+A topic spider is a subclass with its defaults filled in::
+
+    class CourseSpider(FocusedSpider):
+        name = "courses"
+        strategy_class = BestFirstStrategy
+        default_query = "course syllabus lecture homework"
+        default_seeds = ("http://www.cs.cornell.edu/",)
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from itertools import count
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy import Request, Spider
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.misc import load_object
+
+from crawlproject import config
+from crawlproject.config import SettingsError
+from crawlproject.frontier.scheduler import SCORE_KEY
+from crawlproject.items import PageItem
+from crawlproject.page import Page
+from crawlproject.strategies.base import CrawlStrategy, Topic
+from crawlproject.strategies.breadth_first import BreadthFirstStrategy
+from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+    from typing_extensions import Self
+
+SEED_KEY = "focus_seed"
+PARENT_KEY = "focus_parent"
+
+
+class FocusedSpider(Spider):
+    name = "focused-base"
+    strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
+    default_query: ClassVar[str] = ""
+    default_seeds: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, query: str | None = None, seeds: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.query = query if query is not None else self.default_query
+        self.seed_urls = parse_seeds(seeds) if seeds else list(self.default_seeds)
+        if not self.seed_urls:
+            raise SettingsError(
+                f"spider {self.name!r} has no seeds: pass -a seeds=URL[,URL…] or "
+                "-a seeds=FILE (one URL per line)"
+            )
+        self._fetch_order = count(1)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
+        strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
+        spider.strategy = strategy_cls.from_crawler(crawler, Topic(query=spider.query))
+        return spider
+
+    strategy: CrawlStrategy
+
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.seed_urls:
+            yield Request(
+                url,
+                callback=self.parse,
+                errback=self.on_error,
+                meta={SCORE_KEY: math.inf, SEED_KEY: True},
+            )
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        page = Page.from_response(
+            response, response.meta.get("depth", 0), response.meta.get(PARENT_KEY)
+        )
+        ok = 200 <= response.status < 300
+        relevance = self.strategy.page_relevance(page) if ok else None
+        links = page.links if ok else []
+        scores = self.strategy.score_links(page, relevance) if links else []
+        yield self._page_item(response, page, relevance, links)
+        depth_parent = {PARENT_KEY: response.url}
+        for link, score in zip(links, scores):
+            yield Request(
+                link.url,
+                callback=self.parse,
+                errback=self.on_error,
+                meta={SCORE_KEY: score, **depth_parent},
+            )
+
+    def on_error(self, failure: Failure) -> Iterator[Any]:
+        """A fetch that failed (dead host, timeout): recorded, never raised."""
+        if failure.check(IgnoreRequest):
+            return  # refused by policy (robots.txt): counted, not fetched
+        request = failure.request  # type: ignore[attr-defined]
+        yield PageItem(
+            url=request.url,
+            canonical_url=canonicalize(request.url),
+            requested_url=request.url,
+            status=None,
+            error=f"{failure.type.__name__}: {failure.getErrorMessage()}"[:500],
+            order=next(self._fetch_order),
+            depth=request.meta.get("depth", 0),
+            parent_url=request.meta.get(PARENT_KEY),
+            score=_finite(request.meta.get(SCORE_KEY)),
+            relevance=None,
+            fetched_at=_now(),
+            content_type=None,
+            size=0,
+            truncated=False,
+            last_modified=None,
+            outlink_count=0,
+            body=b"",
+            headers=[],
+            outlinks=[],
+        )
+
+    def _page_item(
+        self, response: Response, page: Page, relevance: float | None, links: list[Any]
+    ) -> PageItem:
+        meta = response.meta
+        redirects = meta.get("redirect_urls") or []
+        headers = response.headers
+        return PageItem(
+            url=response.url,
+            canonical_url=canonicalize(response.url),
+            requested_url=redirects[0] if redirects else response.request.url,  # type: ignore[union-attr]
+            status=response.status,
+            error=None,
+            order=next(self._fetch_order),
+            depth=meta.get("depth", 0),
+            parent_url=meta.get(PARENT_KEY),
+            score=_finite(meta.get(SCORE_KEY)),
+            relevance=relevance,
+            fetched_at=_now(),
+            content_type=_header(headers, b"Content-Type"),
+            size=len(response.body),
+            truncated="truncated" in response.flags,
+            last_modified=_header(headers, b"Last-Modified"),
+            outlink_count=len(links),
+            body=response.body,
+            headers=[
+                (name.decode("latin-1"), value.decode("latin-1"))
+                for name, values in headers.items()
+                for value in values
+            ],
+            outlinks=[(link.url, link.anchor) for link in links],
+        )
+
+
+def parse_seeds(value: str) -> list[str]:
+    """Seeds from a file (one URL per line, ``#`` comments) or a comma list."""
+    path = Path(value)
+    if "," not in value and path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    if "://" not in value:
+        raise SettingsError(
+            f"seeds={value!r} is neither a file nor a comma-separated list of URLs"
+        )
+    return [url.strip() for url in value.split(",") if url.strip()]
+
+
+def _finite(score: Any) -> float | None:
+    if score is None:
+        return None
+    score = float(score)
+    return score if math.isfinite(score) else None
+
+
+def _header(headers: Any, name: bytes) -> str | None:
+    value = headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+

@@ -1,0 +1,56 @@
+"""The strategy contract: scoring, kept apart from queueing (STYLE §4).
+
+A strategy sees each fetched page once and returns a score for each of its
+outlinks; the frontier orders by those scores. It never touches the queue,
+so every strategy plugs into every frontier backend.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from crawlproject import config
+from crawlproject.text import TermAnalyzer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from crawlproject.page import Page
+
+
+@dataclass(frozen=True)
+class Topic:
+    """What the user wants crawled. Only a keyword query for now."""
+
+    query: str = ""
+
+
+class CrawlStrategy(ABC):
+    #: Short name used in logs, stats and reports.
+    name: ClassVar[str]
+    #: Whether the strategy ignores scores (a FIFO frontier serves it exactly).
+    blind: ClassVar[bool] = False
+
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer):
+        self.topic = topic
+        self.analyzer = analyzer
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        analyzer = TermAnalyzer(stem=config.get_bool(crawler.settings, "FOCUS_STEMMING"))
+        return cls(topic, analyzer)
+
+    def page_relevance(self, page: Page) -> float | None:
+        """The strategy's estimate of how relevant *page* is, in [0, 1], or
+        ``None`` for a blind strategy. Called once per fetched page, before
+        :meth:`score_links`."""
+        return None
+
+    @abstractmethod
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        """One score per link of ``page.links``, in order; higher is better."""

@@ -1,0 +1,100 @@
+"""Text helpers: tokens, stoplist, stemming, TF vectors and cosine (SPEC §1, §2).
+
+Pure functions over plain dicts so strategies stay cheap: a page's TF vector
+is a ``Counter`` of terms, and cosine works on any two such mappings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import Stemmer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+# The Dialog nine (SPEC §1) are all in scikit-learn's maintained English list;
+# the union is kept explicit so the SPEC's words are visibly covered.
+DIALOG_STOPWORDS = frozenset(
+    {"an", "and", "by", "for", "from", "of", "the", "to", "with"}
+)
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS) | DIALOG_STOPWORDS
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase alphanumeric tokens of *text*.
+
+    >>> tokenize("CS 100: Introduction to Programming!")
+    ['cs', '100', 'introduction', 'to', 'programming']
+    """
+    return _TOKEN.findall(text.lower())
+
+
+class TermAnalyzer:
+    """Turns text into index terms: tokens, minus stopwords, optionally stemmed.
+
+    >>> TermAnalyzer(stem=True).terms("The courses and lectures")
+    ['cours', 'lectur']
+    >>> TermAnalyzer(stem=False).terms("The courses and lectures")
+    ['courses', 'lectures']
+    """
+
+    def __init__(self, stem: bool = True, stopwords: frozenset[str] = STOPWORDS):
+        self.stem = stem
+        self.stopwords = stopwords
+        self._stem_word = _porter_stemmer().stemWord if stem else None
+
+    def terms(self, text: str) -> list[str]:
+        words = [w for w in tokenize(text) if w not in self.stopwords and len(w) > 1]
+        if self._stem_word is None:
+            return words
+        return [self._stem_word(w) for w in words]
+
+    def vector(self, text: str) -> Counter[str]:
+        """Term-frequency vector of *text*."""
+        return Counter(self.terms(text))
+
+
+@lru_cache(maxsize=1)
+def _porter_stemmer() -> Stemmer.Stemmer:
+    # "porter" is the original Porter algorithm the literature used; PyStemmer
+    # is a maintained C implementation of it.
+    return Stemmer.Stemmer("porter")
+
+
+def norm(vector: Mapping[str, float]) -> float:
+    """Euclidean norm of a sparse vector.
+
+    >>> norm({"a": 3, "b": 4})
+    5.0
+    """
+    return math.sqrt(sum(v * v for v in vector.values()))
+
+
+def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Cosine similarity of two sparse vectors; 0.0 if either is empty (SPEC §2).
+
+    >>> cosine({"course": 1}, {"course": 2, "lecture": 2})
+    0.7071067811865475
+    >>> cosine({"course": 1}, {})
+    0.0
+    """
+    if len(a) > len(b):
+        a, b = b, a
+    dot = sum(weight * b.get(term, 0.0) for term, weight in a.items())
+    if dot == 0:
+        return 0.0
+    return dot / (norm(a) * norm(b))
+
+
+def join_text(parts: Iterable[str]) -> str:
+    """Join text fragments with single spaces, dropping empty ones.
+
+    >>> join_text(["  a ", "", "b"])
+    'a b'
+    """
+    return " ".join(p.strip() for p in parts if p and p.strip())

@@ -1,0 +1,101 @@
+"""URL canonicalization and admission rules (SPEC §1).
+
+One function, :func:`canonicalize`, is applied to every URL before it is
+queued, deduplicated or written anywhere, so that two spellings of one page
+always collide. It is w3lib's ``canonicalize_url`` (sorted query, consistent
+percent-encoding, ``%7E`` → ``~``, lowercase host, no fragment, dot segments
+resolved) plus the SPEC §1 rules w3lib leaves out: the default port is
+dropped and default pages (``index.html``, ``index.htm``) are stripped.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+ALLOWED_SCHEMES = frozenset(DEFAULT_PORTS)
+
+# "by heuristic" (SPEC §1): a last path segment that is a directory's default
+# page names the directory itself on nearly every server.
+_DEFAULT_PAGE = re.compile(r"/(?:index|default)\.html?$", re.IGNORECASE)
+
+
+def canonicalize(url: str) -> str:
+    """Return the canonical form of *url*; never raises, idempotent.
+
+    >>> canonicalize("HTTP://Www.Example.com:80/a/./b/../Index.html?b=2&a=1#top")
+    'http://www.example.com/a/?a=1&b=2'
+    >>> canonicalize("http://example.com/%7Euser")
+    'http://example.com/~user'
+    >>> canonicalize("http://example.com")
+    'http://example.com/'
+
+    A string that is not a URL comes back stripped but otherwise unchanged,
+    so callers can still refuse it with :func:`refusal_reason`.
+    """
+    url = url.strip()
+    # w3lib's rules and ours can each expose work for the other (a port that
+    # is default only after decoding, a default page behind a dot segment),
+    # so apply both until nothing changes: that is what makes it idempotent.
+    for _ in range(_MAX_PASSES):
+        result = _one_pass(url)
+        if result == url:
+            break
+        url = result
+    return url
+
+
+_MAX_PASSES = 4
+
+
+def _one_pass(url: str) -> str:
+    try:
+        parts = urlsplit(canonicalize_url(url))
+        netloc = parts.netloc
+        if parts.port is not None and parts.port == DEFAULT_PORTS.get(parts.scheme):
+            netloc = netloc.rsplit(":", 1)[0]
+        path = _DEFAULT_PAGE.sub("/", parts.path) or "/"
+        return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
+    except ValueError:
+        return url
+
+
+def refusal_reason(url: str, max_length: int) -> str | None:
+    """Say why *url* (already canonical) must not be crawled, or ``None``.
+
+    The reason is a short stats-key fragment.
+
+    >>> refusal_reason("ftp://example.com/file", 256)
+    'bad_scheme'
+    >>> refusal_reason("http://example.com/" + "a" * 300, 256)
+    'too_long'
+    >>> refusal_reason("http://example.com/", 256) is None
+    True
+    """
+    scheme, _, rest = url.partition(":")
+    if scheme.lower() not in ALLOWED_SCHEMES or not rest.startswith("//"):
+        return "bad_scheme"
+    if len(url) > max_length:
+        return "too_long"
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return "malformed"
+    if not host:
+        return "malformed"
+    return None
+
+
+def host_of(url: str) -> str:
+    """The host part of a canonical http(s) URL, cheaply (no full parse).
+
+    >>> host_of("http://www.cs.cornell.edu/Info/")
+    'www.cs.cornell.edu'
+    >>> host_of("https://user@example.com:8080/")
+    'example.com:8080'
+    """
+    netloc = url.split("/", 3)[2] if url.count("/") >= 2 else ""
+    return netloc.rpartition("@")[2]
