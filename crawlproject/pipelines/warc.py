@@ -44,7 +44,11 @@ class WarcWriterPipeline(OutputFilePipeline):
         headers.append(("Content-Length", str(len(body))))
         http_headers = StatusAndHeaders(f"{item['status']} -", headers, protocol="HTTP/1.1")
         record = self.writer.create_warc_record(
-            item["url"], "response", payload=BytesIO(body), http_headers=http_headers
+            item["url"],
+            "response",
+            payload=BytesIO(body),
+            length=len(body),
+            http_headers=http_headers,
         )
         self.writer.write_record(record)
         return item

@@ -56,8 +56,16 @@ class FocusedSpider(Spider):
     default_query: ClassVar[str] = ""
     default_seeds: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, query: str | None = None, seeds: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        query: str | None = None,
+        seeds: str | None = None,
+        follow_links: str | bool = True,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
+        # follow_links=no fetches the seeds only (a URL list, as Nutch's inject).
+        self.follow_links = str(follow_links).strip().lower() not in ("0", "no", "false", "off")
         self.query = query if query is not None else self.default_query
         self.seed_urls = parse_seeds(seeds) if seeds else list(self.default_seeds)
         if not self.seed_urls:
@@ -93,10 +101,11 @@ class FocusedSpider(Spider):
         ok = 200 <= response.status < 300
         relevance = self.strategy.page_relevance(page) if ok else None
         links = page.links if ok else []
+        follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
         yield self._page_item(response, page, relevance, links)
         depth_parent = {PARENT_KEY: response.url}
-        for link, score in zip(links, scores):
+        for link, score in zip(follow, scores):
             yield Request(
                 link.url,
                 callback=self.parse,

@@ -1,0 +1,34 @@
+# crawlproject: `make demo` sets up and runs a focused crawl of the bundled
+# corpus; `make test` sets up and runs the whole test suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORPUS ?= ../shared/corpora/webkb
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python scripts/demo.py --corpus $(CORPUS)
+
+lint: setup
+	$(BIN)/ruff check crawlproject tests bench scripts
+	$(BIN)/mypy crawlproject
+
+test: setup lint
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python bench/frontier.py
+	$(BIN)/python bench/throughput.py --corpus $(CORPUS)
+
+clean:
+	rm -rf crawls .pytest_cache .mypy_cache .ruff_cache

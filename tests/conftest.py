@@ -1,0 +1,117 @@
+"""Shared fixtures: the real corpus, a real replay server, real crawls."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from crawlproject.replay.process import ReplayProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("CRAWLPROJECT_CORPUS", ROOT.parent / "shared" / "corpora" / "webkb"))
+WEBKB_WARC = CORPUS / "webkb.warc.gz"
+WEBKB_LABELS = CORPUS / "labels.tsv"
+UNIVERSITY_HOMES = [
+    "http://www.cs.cornell.edu/",
+    "http://www.cs.utexas.edu/",
+    "http://www.cs.washington.edu/",
+    "http://www.cs.wisc.edu/",
+]
+CRAWL_TIMEOUT = 240
+
+
+@pytest.fixture(scope="session")
+def webkb_replay(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One replay server of the WebKB WARC for the whole session."""
+    if not WEBKB_WARC.is_file():
+        pytest.fail(f"the WebKB corpus is missing at {WEBKB_WARC}; put ../shared beside the repo")
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        yield replay
+
+
+@dataclass
+class CrawlResult:
+    returncode: int
+    log: str
+    folder: Path
+    history: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def urls(self) -> list[str]:
+        return [record["url"] for record in self.history]
+
+    def links(self) -> list[list[str]]:
+        path = self.folder / "links.tsv"
+        return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def run_crawl(
+    spider: str,
+    folder: Path,
+    seeds: str | list[str],
+    proxy: str | None,
+    query: str | None = None,
+    settings: dict[str, Any] | None = None,
+    extra_args: list[str] | None = None,
+) -> CrawlResult:
+    """Run ``scrapy crawl`` for real, in a child process, and read its output."""
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds_arg = ",".join(seeds) if isinstance(seeds, list) else seeds
+    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"seeds={seeds_arg}"]
+    if query is not None:
+        command += ["-a", f"query={query}"]
+    merged = {
+        "FOCUS_OUTPUT_DIR": str(folder),
+        "FOCUS_PROGRESS_INTERVAL": 0,
+        "LOG_FILE": str(folder / "crawl.log"),
+        "LOG_LEVEL": "INFO",
+    }
+    if proxy:
+        merged["FOCUS_REPLAY_PROXY"] = proxy
+    merged.update(settings or {})
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    command += extra_args or []
+    completed = subprocess.run(  # noqa: S603
+        command, cwd=ROOT, capture_output=True, text=True, timeout=CRAWL_TIMEOUT
+    )
+    log_path = folder / "crawl.log"
+    log = completed.stderr + (log_path.read_text(encoding="utf-8") if log_path.exists() else "")
+    result = CrawlResult(completed.returncode, log, folder)
+    history = folder / "history.jsonl"
+    if history.exists():
+        result.history = [json.loads(line) for line in history.read_text().splitlines()]
+    summary = folder / "summary.json"
+    if summary.exists():
+        result.summary = json.loads(summary.read_text())
+    return result
+
+
+def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], bytes]]) -> Path:
+    """A WARC of hand-made responses: (url, status, headers, body)."""
+    with path.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for url, status, headers, body in pages:
+            http_headers = StatusAndHeaders(
+                f"{status} X", [*headers, ("Content-Length", str(len(body)))], protocol="HTTP/1.0"
+            )
+            record = writer.create_warc_record(
+                url, "response", payload=BytesIO(body), length=len(body), http_headers=http_headers
+            )
+            writer.write_record(record)
+    return path
+
+
+def html(body: str, title: str = "page") -> bytes:
+    return f"<html><head><title>{title}</title></head><body>{body}</body></html>".encode()

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import pytest
+from scrapy.settings import Settings
+
+from crawlproject import config
+from crawlproject.config import SettingsError
+
+
+def test_defaults_apply_when_unset() -> None:
+    assert config.get_int(Settings(), "FOCUS_FRONTIER_MAX", minimum=1) == 100000
+
+
+@pytest.mark.parametrize(
+    ("getter", "name", "value", "message"),
+    [
+        (config.get_int, "FOCUS_FRONTIER_MAX", "abc", "FOCUS_FRONTIER_MAX must be a whole number"),
+        (config.get_int, "FOCUS_FRONTIER_MAX", "0", "FOCUS_FRONTIER_MAX must be ≥ 1, got 0"),
+        (config.get_int, "FOCUS_FRONTIER_MAX", 2.5, "must be a whole number"),
+        (config.get_float, "FOCUS_ROBOTSTXT_EXPIRY", "soon", "must be a number"),
+        (config.get_float, "FOCUS_ROBOTSTXT_EXPIRY", "nan", "NaN"),
+        (config.get_bool, "FOCUS_STEMMING", "maybe", "must be true or false"),
+    ],
+)
+def test_bad_values_fail_with_a_clear_message(getter, name, value, message) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings({name: value})
+    with pytest.raises(SettingsError, match=message):
+        getter(settings, name, minimum=1) if getter is not config.get_bool else getter(
+            settings, name
+        )
+
+
+def test_choice_lists_the_allowed_values() -> None:
+    settings = Settings({"FOCUS_FRONTIER_ORDER": "random"})
+    with pytest.raises(SettingsError, match="one of fifo, score"):
+        config.get_choice(settings, "FOCUS_FRONTIER_ORDER", {"score", "fifo"})
+
+
+def test_unknown_setting_name_is_a_programming_error() -> None:
+    with pytest.raises(KeyError):
+        config.get_int(Settings(), "FOCUS_NO_SUCH_THING")

@@ -1,0 +1,163 @@
+"""The in-memory frontier against a brute-force model, and its promises."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+from crawlproject.frontier.base import PushOutcome
+from crawlproject.frontier.memory import MemoryFrontier
+from crawlproject.urls import host_of
+
+
+class ModelFrontier:
+    """The specification, written the slow obvious way."""
+
+    def __init__(self, max_size: int, host_batch: int):
+        self.max_size, self.host_batch = max_size, host_batch
+        self.entries: dict[str, tuple[float, int]] = {}
+        self.fetched: set[str] = set()
+        self.batch: list[str] = []
+        self.seq = 0
+
+    def push(self, url: str, score: float) -> PushOutcome:
+        if url in self.fetched:
+            return PushOutcome.ALREADY_FETCHED
+        if url in self.entries:
+            if score <= self.entries[url][0]:
+                return PushOutcome.DUPLICATE
+            outcome = PushOutcome.RAISED
+        elif len(self.entries) >= self.max_size:
+            low_url, (low_score, _) = min(self.entries.items(), key=lambda kv: kv[1])
+            if low_score >= score:
+                return PushOutcome.REJECTED_FULL
+            del self.entries[low_url]
+            outcome = PushOutcome.ADDED_EVICTING
+        else:
+            outcome = PushOutcome.ADDED
+        self.entries[url] = (score, self.seq)
+        self.seq += 1
+        return outcome
+
+    def pop(self) -> str | None:
+        if not self.entries:
+            return None
+        eligible = {u: v for u, v in self.entries.items() if host_of(u) not in self.batch}
+        if not eligible:
+            self.batch = []
+            eligible = dict(self.entries)
+        url = min(eligible, key=lambda u: (-eligible[u][0], eligible[u][1]))
+        del self.entries[url]
+        self.fetched.add(url)
+        self.batch.append(host_of(url))
+        if len(self.batch) >= self.host_batch:
+            self.batch = []
+        return url
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_the_model(seed: int) -> None:
+    rng = random.Random(seed)
+    host_batch = rng.choice([1, 2, 3, 5])
+    max_size = rng.choice([5, 20, 10_000])
+    frontier, model = MemoryFrontier(max_size, host_batch), ModelFrontier(max_size, host_batch)
+    for _ in range(500):
+        if rng.random() < 0.6:
+            url = f"http://h{rng.randrange(6)}/p{rng.randrange(60)}"
+            score = rng.choice([0.0, 0.5, 0.9, rng.random()])
+            assert frontier.push(url, score) is model.push(url, score)
+        else:
+            entry = frontier.pop()
+            assert (entry.url if entry else None) == model.pop()
+        assert len(frontier) == len(model.entries)
+
+
+def test_ties_pop_first_in_first_out() -> None:
+    frontier = MemoryFrontier(100)
+    for i in range(10):
+        frontier.push(f"http://h/{i}", 0.5)
+    assert [frontier.pop().url for _ in range(10)] == [f"http://h/{i}" for i in range(10)]  # type: ignore[union-attr]
+
+
+def test_fifo_mode_ignores_scores_and_refuses_when_full() -> None:
+    frontier = MemoryFrontier(3, fifo=True)
+    outcomes = [frontier.push(f"http://h/{i}", float(i)) for i in range(5)]
+    assert outcomes[3:] == [PushOutcome.REJECTED_FULL, PushOutcome.REJECTED_FULL]
+    assert [frontier.pop().url for _ in range(3)] == ["http://h/0", "http://h/1", "http://h/2"]  # type: ignore[union-attr]
+
+
+def test_full_frontier_evicts_the_lowest() -> None:
+    frontier = MemoryFrontier(2)
+    frontier.push("http://h/low", 0.1)
+    frontier.push("http://h/mid", 0.5)
+    assert frontier.push("http://h/high", 0.9) is PushOutcome.ADDED_EVICTING
+    assert "http://h/low" not in frontier
+    assert frontier.push("http://h/lower", 0.05) is PushOutcome.REJECTED_FULL
+
+
+def test_a_url_found_again_with_a_better_score_is_raised() -> None:
+    frontier = MemoryFrontier(10)
+    frontier.push("http://a/1", 0.2, payload="old")
+    frontier.push("http://a/2", 0.5)
+    assert frontier.push("http://a/1", 0.9, payload="new") is PushOutcome.RAISED
+    first = frontier.pop()
+    assert first is not None and (first.url, first.score, first.payload) == ("http://a/1", 0.9, "new")
+
+
+def test_fetched_urls_are_never_queued_again_unless_forced() -> None:
+    frontier = MemoryFrontier(10)
+    frontier.push("http://a/1", 0.2)
+    frontier.pop()
+    assert frontier.push("http://a/1", 0.9) is PushOutcome.ALREADY_FETCHED
+    assert frontier.push("http://a/1", 0.9, force=True) is PushOutcome.ADDED
+
+
+def test_every_batch_of_k_pops_has_k_distinct_hosts() -> None:
+    k = 4
+    frontier = MemoryFrontier(10_000, host_batch=k)
+    rng = random.Random(7)
+    for i in range(2000):
+        frontier.push(f"http://host{rng.randrange(12)}/{i}", rng.random())
+    hosts = [host_of(frontier.pop().url) for _ in range(2000)]  # type: ignore[union-attr]
+    # With 12 hosts always available, every aligned batch is full and distinct.
+    for start in range(0, 1200, k):
+        assert len(set(hosts[start : start + k])) == k
+
+
+def test_batch_ends_early_when_only_batch_hosts_remain() -> None:
+    frontier = MemoryFrontier(100, host_batch=3)
+    for i in range(3):
+        frontier.push(f"http://only/{i}", 1.0 - i / 10)
+    assert [frontier.pop().url for _ in range(3)] == [f"http://only/{i}" for i in range(3)]  # type: ignore[union-attr]
+
+
+def test_snapshot_and_restore_resume_the_same_order() -> None:
+    rng = random.Random(3)
+    original = MemoryFrontier(500, host_batch=3)
+    for i in range(800):
+        original.push(f"http://h{rng.randrange(9)}/{i}", rng.random(), payload=(i,))
+    popped = [original.pop().url for _ in range(50)]  # type: ignore[union-attr]
+    state = pickle.loads(pickle.dumps(original.snapshot()))
+    resumed = MemoryFrontier(500, host_batch=3)
+    resumed.restore(state)
+    expected = [original.pop() for _ in range(len(original))]
+    assert [resumed.pop() for _ in range(len(resumed))] == expected
+    assert all(resumed.push(url, 1.0) is PushOutcome.ALREADY_FETCHED for url in popped)
+
+
+def test_rescore_changes_the_order() -> None:
+    frontier = MemoryFrontier(10)
+    for i in range(5):
+        frontier.push(f"http://h/{i}", i / 10)
+    frontier.rescore(lambda url, score, payload: -score)
+    assert frontier.pop().url == "http://h/0"  # type: ignore[union-attr]
+
+
+def test_stale_tuples_are_compacted() -> None:
+    frontier = MemoryFrontier(100)
+    for round_ in range(20_000):
+        frontier.push("http://h/x", float(round_))  # raised every time
+    assert frontier._heap_items < 10_000  # noqa: SLF001 (the compaction promise)
+    assert frontier.pop().score == 19_999.0  # type: ignore[union-attr]

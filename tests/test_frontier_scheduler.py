@@ -1,0 +1,103 @@
+"""The scheduler's Scrapy contract, request round trips and JOBDIR state."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from scrapy import Request, signals
+from scrapy.utils.test import get_crawler
+
+from crawlproject.frontier.scheduler import SCORE_KEY, FrontierScheduler
+from crawlproject.spiders.bestfirst import BestFirstSpider
+
+
+def make_scheduler(settings: dict[str, object] | None = None) -> tuple[FrontierScheduler, BestFirstSpider]:
+    crawler = get_crawler(BestFirstSpider, settings or {})
+    crawler._apply_settings()  # noqa: SLF001 (builds stats, as Crawler.crawl does)
+    spider = BestFirstSpider.from_crawler(crawler, query="course", seeds="http://h/")
+    crawler.spider = spider
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    return scheduler, spider
+
+
+def test_pops_best_score_first_and_rebuilds_the_request() -> None:
+    scheduler, spider = make_scheduler()
+    for url, score in [("http://a/1", 0.1), ("http://b/2", 0.9), ("http://c/3", 0.5)]:
+        scheduler.enqueue_request(
+            Request(url, callback=spider.parse, errback=spider.on_error, meta={SCORE_KEY: score})
+        )
+    popped = [scheduler.next_request() for _ in range(3)]
+    assert [r.url for r in popped] == ["http://b/2", "http://c/3", "http://a/1"]  # type: ignore[union-attr]
+    first = popped[0]
+    assert first is not None
+    assert first.callback == spider.parse and first.errback == spider.on_error
+    assert first.meta[SCORE_KEY] == 0.9
+    assert scheduler.next_request() is None
+    assert not scheduler.has_pending_requests()
+
+
+def test_duplicates_are_refused_and_counted() -> None:
+    scheduler, _ = make_scheduler()
+    assert scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.5}))
+    assert not scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.1}))
+    assert scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.7}))  # raised
+    scheduler.next_request()
+    assert not scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.9}))
+    stats = scheduler.stats.get_stats()
+    assert (stats["frontier/duplicate"], stats["frontier/raised"], stats["frontier/already_fetched"]) == (1, 1, 1)
+
+
+def test_non_canonical_urls_from_elsewhere_are_canonicalized() -> None:
+    scheduler, _ = make_scheduler()
+    scheduler.enqueue_request(Request("HTTP://A:80/x/index.html#frag"))
+    assert not scheduler.enqueue_request(Request("http://a/x/"))
+
+
+def test_plain_spider_priority_is_the_score() -> None:
+    scheduler, _ = make_scheduler()
+    scheduler.enqueue_request(Request("http://a/low", priority=-5))
+    scheduler.enqueue_request(Request("http://a/high", priority=10))
+    assert scheduler.next_request().url == "http://a/high"  # type: ignore[union-attr]
+
+
+def test_non_plain_requests_round_trip_through_to_dict() -> None:
+    scheduler, _ = make_scheduler()
+    scheduler.enqueue_request(
+        Request("http://a/form", method="POST", body=b"q=1", headers={"X-Test": "yes"})
+    )
+    request = scheduler.next_request()
+    assert request is not None
+    assert (request.method, request.body, request.headers.get("X-Test")) == ("POST", b"q=1", b"yes")
+
+
+def test_seeds_with_infinite_score_pop_first() -> None:
+    scheduler, _ = make_scheduler()
+    scheduler.enqueue_request(Request("http://a/link", meta={SCORE_KEY: 0.99}))
+    scheduler.enqueue_request(Request("http://a/seed", meta={SCORE_KEY: math.inf}))
+    assert scheduler.next_request().url == "http://a/seed"  # type: ignore[union-attr]
+
+
+def test_jobdir_state_survives_close_and_reopen(tmp_path: Path) -> None:
+    settings = {"JOBDIR": str(tmp_path / "job")}
+    scheduler, spider = make_scheduler(settings)
+    for i in range(20):
+        scheduler.enqueue_request(Request(f"http://h{i % 3}/{i}", callback=spider.parse, meta={SCORE_KEY: i / 20}))
+    fetched = []
+    for _ in range(5):
+        request = scheduler.next_request()
+        assert request is not None
+        scheduler.crawler.signals.send_catch_log(
+            signals.request_left_downloader, request=request, spider=spider
+        )
+        fetched.append(request.url)
+    in_flight = scheduler.next_request()  # popped, never downloaded
+    assert in_flight is not None
+    scheduler.close("shutdown")
+
+    resumed, _ = make_scheduler(settings)
+    assert len(resumed) == 15  # 14 queued + the in-flight one given back
+    assert resumed.next_request().url == in_flight.url  # type: ignore[union-attr]
+    for url in fetched:
+        assert not resumed.enqueue_request(Request(url, meta={SCORE_KEY: 1.0}))

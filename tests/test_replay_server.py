@@ -1,0 +1,91 @@
+"""The replay proxy, for real, over the WebKB WARC and hand-made WARCs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from crawlproject.replay.archive import WarcArchive
+from crawlproject.replay.process import ReplayError, ReplayProcess
+from tests.conftest import ROOT, WEBKB_WARC, html, write_warc
+
+
+def fetch(proxy: str, url: str) -> tuple[int, dict[str, str], bytes]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy}))
+    try:
+        with opener.open(url, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_serves_archived_status_headers_and_body(webkb_replay: ReplayProcess) -> None:
+    archive = WarcArchive(WEBKB_WARC)
+    urls = list(archive.urls())[:200:20]
+    expected_responses = [archive.lookup(url) for url in urls]
+    archive.close()
+    for url, expected in zip(urls, expected_responses):
+        assert expected is not None
+        status, headers, body = fetch(webkb_replay.proxy_url, url)
+        assert status == expected.status
+        assert body == expected.body
+        assert headers["Content-Length"] == str(len(expected.body))
+        assert headers.get("Content-Type") == dict(expected.headers).get("Content-Type")
+
+
+def test_unknown_url_is_404_and_canonical_spelling_is_found(webkb_replay: ReplayProcess) -> None:
+    assert fetch(webkb_replay.proxy_url, "http://not-in-the-corpus.example/x")[0] == 404
+    # The archive has http://www.cs.utk.edu (no slash) and Cornell's home page.
+    assert fetch(webkb_replay.proxy_url, "http://WWW.CS.UTK.EDU:80/")[0] == 200
+    assert fetch(webkb_replay.proxy_url, "http://www.cs.cornell.edu/index.html#x")[0] == 200
+
+
+def test_robots_default_allows_all(webkb_replay: ReplayProcess) -> None:
+    status, _, body = fetch(webkb_replay.proxy_url, "http://www.cs.wisc.edu/robots.txt")
+    assert status == 200 and b"Disallow:\n" in body and b"Disallow: /" not in body
+
+
+def test_robots_rules_per_host_from_json(tmp_path: Path) -> None:
+    warc = write_warc(tmp_path / "t.warc.gz", [("http://a.test/", 200, [("Content-Type", "text/html")], html("a"))])
+    rules = tmp_path / "robots.json"
+    rules.write_text(json.dumps({"a.test": "User-agent: *\nDisallow: /private/\n", "*": "User-agent: *\nDisallow: /\n"}))
+    with ReplayProcess(str(warc), robots=str(rules)) as replay:
+        assert b"/private/" in fetch(replay.proxy_url, "http://a.test/robots.txt")[2]
+        assert b"Disallow: /\n" in fetch(replay.proxy_url, "http://other.test/robots.txt")[2]
+
+
+def test_latency_is_applied(tmp_path: Path) -> None:
+    import time
+
+    warc = write_warc(tmp_path / "t.warc.gz", [("http://a.test/", 200, [("Content-Type", "text/html")], html("a"))])
+    with ReplayProcess(str(warc), latency_ms=300) as replay:
+        started = time.monotonic()
+        assert fetch(replay.proxy_url, "http://a.test/")[0] == 200
+        assert time.monotonic() - started >= 0.3
+
+
+def test_missing_warc_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="did not start"):
+        ReplayProcess(str(tmp_path / "missing.warc.gz"), startup_timeout=30)
+
+
+def test_scrapy_replay_command_serves_until_stopped() -> None:
+    process = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "replay", "--warc", str(WEBKB_WARC), "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("REPLAY READY"), process.stderr.read() if process.stderr else line
+        port = int(line.split("port=")[1].split()[0])
+        assert fetch(f"http://127.0.0.1:{port}", "http://www.cs.cornell.edu/")[0] == 200
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)  # also closes the pipes
