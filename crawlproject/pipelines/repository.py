@@ -45,8 +45,9 @@ class PageRepositoryPipeline(OutputFilePipeline):
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         body = item.get("body")
-        if item.get("status") is None or not body:
-            return item
+        status = item.get("status")
+        if status is None or not 200 <= status < 300 or not body:
+            return item  # the repository keeps pages, not error pages
         name = page_file_name(item["canonical_url"])
         (self.pages_dir / name).write_bytes(body)
         assert self.file is not None

@@ -1,0 +1,106 @@
+"""Real crawls of the replayed WebKB corpus with the real `scrapy crawl`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from crawlproject.replay.archive import WarcArchive
+from crawlproject.replay.process import ReplayProcess
+from tests.conftest import UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run_crawl
+
+QUERY = "course syllabus lecture homework"
+LABELS = {"FOCUS_LABELS": str(WEBKB_LABELS), "FOCUS_RELEVANT": "course"}
+
+
+def test_bestfirst_crawl_leaves_history_pages_links_and_summary(
+    webkb_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    result = run_crawl(
+        "bestfirst", tmp_path, UNIVERSITY_HOMES, webkb_replay.proxy_url, QUERY,
+        {"CLOSESPIDER_ITEMCOUNT": 120, "FOCUS_WARC_OUTPUT": True, **LABELS},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    history = result.history
+    assert len(history) >= 120
+    assert [r["order"] for r in history] == list(range(1, len(history) + 1))
+    seeds = [r for r in history if r["depth"] == 0]
+    assert {r["url"] for r in seeds} == set(UNIVERSITY_HOMES)
+    assert all(r["score"] is None and r["parent_url"] is None for r in seeds)
+    followed = [r for r in history if r["depth"] > 0]
+    assert all(r["parent_url"] and r["score"] is not None for r in followed)
+    assert len({r["canonical_url"] for r in history}) == len(history)  # nothing twice
+    for field in ("status", "fetched_at", "content_type", "size", "relevance"):
+        assert field in history[0]
+    # Page repository: MD5 of the canonical URL, bytes as served.
+    ok = [r for r in history if r["status"] == 200]
+    pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
+    assert len(pages) == len(ok)
+    archive = WarcArchive(WEBKB_WARC)
+    for page in pages[:10]:
+        name = hashlib.md5(page["url"].encode()).hexdigest() + ".html"  # noqa: S324
+        assert page["file"] == f"pages/{name}"
+        archived = archive.lookup(page["url"])
+        assert archived is not None
+        assert (tmp_path / page["file"]).read_bytes() == archived.body[: 100 * 1024]
+    archive.close()
+    # Link graph: every outlink of every ok page, sources in the history.
+    links = result.links()
+    assert links and {source for source, _, _ in links} <= {r["canonical_url"] for r in ok}
+    # WARC of the crawl, readable by warcio.
+    with (tmp_path / "crawl.warc.gz").open("rb") as f:
+        uris = [rec.rec_headers.get_header("WARC-Target-URI") for rec in ArchiveIterator(f)]
+    assert len(uris) == len([r for r in history if r["status"] is not None])
+    # Summary with the harvest rate from labels.
+    summary = result.summary
+    assert summary["pages_fetched"] == len(history)
+    assert 0 <= summary["harvest_rate"] <= 1
+    assert "Crawl summary" in result.log
+
+
+def test_breadthfirst_visits_in_depth_order(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    result = run_crawl(
+        "breadthfirst", tmp_path, ["http://www.cs.washington.edu/"], webkb_replay.proxy_url,
+        settings={"CLOSESPIDER_ITEMCOUNT": 150, "CONCURRENT_REQUESTS": 1},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    depths = [r["depth"] for r in result.history]
+    assert len(depths) >= 150 and depths == sorted(depths)
+    assert max(depths) >= 2
+
+
+def test_bestfirst_harvests_more_course_pages_than_breadthfirst(
+    webkb_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    harvest = {}
+    for spider in ("breadthfirst", "bestfirst"):
+        result = run_crawl(
+            spider, tmp_path / spider, UNIVERSITY_HOMES, webkb_replay.proxy_url, QUERY,
+            {"CLOSESPIDER_ITEMCOUNT": 400, **LABELS},
+        )
+        assert result.returncode == 0, result.log[-3000:]
+        harvest[spider] = result.summary["relevant_pages"]
+    assert harvest["bestfirst"] > harvest["breadthfirst"] + 5, harvest
+
+
+def test_no_crash_over_every_page_of_webkb(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    archive = WarcArchive(WEBKB_WARC)
+    urls = list(archive.urls())
+    archive.close()
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(urls) + "\n")
+    result = run_crawl(
+        "bestfirst", tmp_path / "out", str(seeds), webkb_replay.proxy_url, QUERY,
+        {"FOCUS_STORE_PAGES": False, "CONCURRENT_REQUESTS": 32},
+        extra_args=["-a", "follow_links=no"],
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert "Traceback" not in result.log and " ERROR: " not in result.log
+    from crawlproject.urls import canonicalize
+
+    fetched = {canonicalize(r["requested_url"]) for r in result.history}
+    assert fetched >= {canonicalize(u) for u in urls}
+    assert all(r["status"] is not None for r in result.history)
