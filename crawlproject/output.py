@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ def output_dir(spider: Spider, settings: BaseSettings) -> Path:
     if existing is not None:
         return Path(existing)
     template = config.get_str(settings, "FOCUS_OUTPUT_DIR")
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     path = Path(template % {"name": spider.name, "time": stamp})
     path.mkdir(parents=True, exist_ok=True)
     setattr(spider, _ATTRIBUTE, str(path))

@@ -26,9 +26,10 @@ from crawlproject.labels import is_relevant, load_labels, parse_categories
 from crawlproject.output import output_dir
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

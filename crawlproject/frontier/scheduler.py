@@ -38,10 +38,11 @@ from crawlproject.frontier.memory import MemoryFrontier
 from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
-    from typing_extensions import Self
 
     from crawlproject.frontier.base import Frontier
 

@@ -19,11 +19,11 @@ from crawlproject.urls import canonicalize, refusal_reason
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

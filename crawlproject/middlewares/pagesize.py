@@ -16,11 +16,12 @@ from scrapy.exceptions import StopDownload
 from crawlproject import config
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
     from scrapy.statscollectors import StatsCollector
-    from typing_extensions import Self
 
 #: Set on a request to accept any content type (robots.txt uses it).
 ANY_CONTENT_TYPE_KEY = "focus_any_content_type"

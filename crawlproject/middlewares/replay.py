@@ -21,9 +21,10 @@ from crawlproject.config import SettingsError
 from crawlproject.replay.process import ReplayProcess
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

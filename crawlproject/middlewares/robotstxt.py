@@ -33,11 +33,12 @@ from crawlproject import config
 from crawlproject.middlewares.pagesize import ANY_CONTENT_TYPE_KEY
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,12 @@ class RobotsTxtMiddleware:
         if isinstance(cached, Deferred):
             # Another request of this host is fetching robots.txt: wait for it.
             waiting: Deferred[HostPolicy] = Deferred()
-            cached.addCallback(lambda p: (waiting.callback(p), p)[1])
+
+            def relay(policy: HostPolicy) -> HostPolicy:
+                waiting.callback(policy)
+                return policy
+
+            cached.addCallback(relay)
             return await maybe_deferred_to_future(waiting)
         if cached is not None and cached.expires_at > time.monotonic():
             return cached

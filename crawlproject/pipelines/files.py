@@ -7,9 +7,10 @@ from typing import IO, TYPE_CHECKING, Any
 from crawlproject.output import output_dir
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 
 class OutputFilePipeline:

@@ -14,9 +14,10 @@ from crawlproject import config
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 
 def page_file_name(canonical_url: str) -> str:

@@ -15,9 +15,10 @@ from crawlproject import config
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding"})
 

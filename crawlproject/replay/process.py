@@ -47,8 +47,8 @@ def serve_forever(
         len(archive), warc, bound, time.monotonic() - started,
     )
     print(f"{READY_PREFIX} port={bound} responses={len(archive)}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: reactor.callFromThread(reactor.stop))  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
+    signal.signal(signal.SIGTERM, lambda *_: reactor.callFromThread(reactor.stop))  # type: ignore
+    reactor.run()  # type: ignore
     if log is not None:
         log.close()
     return 0

@@ -77,7 +77,7 @@ class ReplayRequest(http.Request):
             return
         url = self._target_url()
         if factory.latency > 0:
-            reactor.callLater(factory.latency, self._answer, factory, url)  # type: ignore[attr-defined]
+            reactor.callLater(factory.latency, self._answer, factory, url)  # type: ignore
         else:
             self._answer(factory, url)
 
@@ -147,7 +147,7 @@ class ReplayFactory(http.HTTPFactory):
 
     def buildProtocol(self, addr):  # type: ignore[no-untyped-def]
         channel = super().buildProtocol(addr)
-        channel.requestFactory = ReplayRequest
+        channel.requestFactory = ReplayRequest  # type: ignore
         return channel
 
     def log_access(self, method: bytes, url: str, status: int) -> None:
@@ -162,6 +162,6 @@ class ReplayFactory(http.HTTPFactory):
 
 def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") -> int:
     """Start serving on loopback; return the port actually bound."""
-    listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore[attr-defined]
-    bound: int = listening.getHost().port
+    listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore
+    bound: int = listening.getHost().port  # type: ignore
     return bound

@@ -20,7 +20,7 @@ A topic spider is a subclass with its defaults filled in::
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -40,11 +40,11 @@ from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
-    from typing_extensions import Self
 
 SEED_KEY = "focus_seed"
 PARENT_KEY = "focus_parent"
@@ -123,7 +123,7 @@ class FocusedSpider(Spider):
             canonical_url=canonicalize(request.url),
             requested_url=request.url,
             status=None,
-            error=f"{failure.type.__name__}: {failure.getErrorMessage()}"[:500],
+            error=f"{getattr(failure.type, '__name__', 'Error')}: {failure.getErrorMessage()}"[:500],
             order=next(self._fetch_order),
             depth=request.meta.get("depth", 0),
             parent_url=request.meta.get(PARENT_KEY),
@@ -199,5 +199,5 @@ def _header(headers: Any, name: bytes) -> str | None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 

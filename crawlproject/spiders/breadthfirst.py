@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from crawlproject.spiders.base import FocusedSpider
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 
@@ -11,4 +9,4 @@ class BreadthFirstSpider(FocusedSpider):
 
     name = "breadthfirst"
     strategy_class = BreadthFirstStrategy
-    custom_settings: ClassVar[dict[str, Any]] = {"FOCUS_FRONTIER_ORDER": "fifo"}
+    custom_settings = {"FOCUS_FRONTIER_ORDER": "fifo"}  # noqa: RUF012

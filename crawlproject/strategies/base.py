@@ -16,9 +16,9 @@ from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Self
 
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from crawlproject.page import Page
 
