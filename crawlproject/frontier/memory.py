@@ -2,19 +2,20 @@
 
 Layout, chosen for O(log n) push and pop with nothing but tuples and dicts:
 
-* ``_entries``: url → (score, seq, payload), the one source of truth. ``seq``
-  is a push counter: it breaks score ties first-in first-out, and it
-  versions an entry, so a heap tuple whose seq differs is stale.
-* one max-heap per host of (-score, seq, url), and a heap of hosts keyed by
-  their best entry. A pop takes the best host that is not in the current
-  batch, so every batch of k consecutive pops comes from k distinct hosts
-  (a batch ends early when no other host has URLs). With k = 1 this is plain
-  global best-first.
+* every queued URL is one tuple ``(-score, seq, url, payload)``, held both
+  by ``_entries`` (url → tuple, the source of truth) and by a heap. ``seq``
+  is a push counter: it breaks score ties first-in first-out. A heap tuple
+  that is no longer the very object in ``_entries`` is stale (its URL was
+  raised, evicted or popped) and is skipped when met.
+* k = 1 (no host diversity): one global max-heap; a pop is a heappop.
+* k > 1: one max-heap per host, and a heap of hosts keyed by their best
+  tuple. A pop takes the best host that is not in the current batch, so
+  every batch of k consecutive pops comes from k distinct hosts (a batch
+  ends early when no other host has URLs).
 * a min-heap of (score, seq, url), built only once the frontier first fills
-  up, to find the entry to evict.
+  up, finds the entry to evict.
 
-Raised and evicted entries leave stale tuples behind; they are skipped when
-met and the heaps are rebuilt when stale tuples outnumber live ones.
+Heaps are rebuilt when stale tuples outnumber live ones.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from crawlproject.urls import host_of
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_HeapItem = tuple[float, int, str]
+_Item = tuple[float, int, str, Any]  # (-score, seq, url, payload)
+_HostQueueItem = tuple[float, int, str, _Item]  # (-score, seq, host, item)
 
 # Rebuild heaps when stale tuples exceed live entries by this factor (plus a
 # floor, so small frontiers never bother).
@@ -55,17 +57,20 @@ class MemoryFrontier:
         self.host_batch = host_batch
         self.fifo = fifo
         self._clear()
+        # Bind the pop for this k once, instead of branching on every call.
+        self.pop = self._pop_global if host_batch == 1 else self._pop_diverse  # type: ignore[method-assign]
 
     def _clear(self) -> None:
-        self._entries: dict[str, tuple[float, int, Any]] = {}
+        self._entries: dict[str, _Item] = {}
         self._fetched: set[str] = set()
         self._seq = count()
-        self._host_heaps: dict[str, list[_HeapItem]] = {}
-        self._host_queue: list[tuple[float, int, str]] = []
-        self._host_key: dict[str, tuple[float, int]] = {}
+        self._heap: list[_Item] = []  # k = 1
+        self._host_heaps: dict[str, list[_Item]] = {}  # k > 1
+        self._host_queue: list[_HostQueueItem] = []
+        self._host_key: dict[str, _Item] = {}
         self._heap_items = 0
         self._resting: set[str] = set()  # hosts already used in this batch
-        self._lowest: list[_HeapItem] | None = None
+        self._lowest: list[tuple[float, int, str]] | None = None
 
     # -- Frontier protocol -------------------------------------------------
 
@@ -78,9 +83,9 @@ class MemoryFrontier:
             if not force:
                 return PushOutcome.ALREADY_FETCHED
             self._fetched.discard(url)
-        entry = self._entries.get(url)
-        if entry is not None:
-            if score <= entry[0]:
+        old = self._entries.get(url)
+        if old is not None:
+            if score <= -old[0]:
                 return PushOutcome.DUPLICATE
             outcome = PushOutcome.RAISED
         elif len(self._entries) >= self.max_size:
@@ -89,48 +94,33 @@ class MemoryFrontier:
             outcome = PushOutcome.ADDED_EVICTING
         else:
             outcome = PushOutcome.ADDED
-        seq = next(self._seq)
-        self._entries[url] = (score, seq, payload)
-        self._index(url, score, seq)
+        item = (-score, next(self._seq), url, payload)
+        self._entries[url] = item
+        if self.host_batch == 1:
+            heapq.heappush(self._heap, item)
+            self._heap_items += 1
+        else:
+            self._index_by_host(item)
+        if self._lowest is not None:
+            heapq.heappush(self._lowest, (score, item[1], url))
+        if self._heap_items > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR:
+            self._rebuild()
         return outcome
 
     def pop(self) -> FrontierEntry | None:
-        host_queue = self._host_queue
-        while True:
-            if not host_queue:
-                # Only hosts of the current batch have URLs left: the batch
-                # ends early. If none has, keep the batch (nothing to pop).
-                if not self._end_batch(only_if_pending=True):
-                    return None
-                continue
-            neg_score, seq, host = heapq.heappop(host_queue)
-            if self._host_key.get(host) != (neg_score, seq):
-                continue  # superseded by a better entry of the same host
-            del self._host_key[host]
-            top = self._clean_top(host)
-            if top is None:
-                continue
-            if top[1] != seq:
-                self._queue_host(host, top)  # its best was evicted meanwhile
-                continue
-            heapq.heappop(self._host_heaps[host])
-            self._heap_items -= 1
-            url = top[2]
-            score, _, payload = self._entries.pop(url)
-            self._fetched.add(url)
-            self._after_pop(host)
-            return FrontierEntry(url, score, payload)
+        # Replaced per instance in __init__ by _pop_global or _pop_diverse.
+        return self._pop_global() if self.host_batch == 1 else self._pop_diverse()
 
     def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
         entries = self._entries
-        for url, (score, seq, payload) in entries.items():
-            new_score = 0.0 if self.fifo else float(scorer(url, score, payload))
-            entries[url] = (new_score, seq, payload)
+        for url, (neg_score, seq, _, payload) in entries.items():
+            score = 0.0 if self.fifo else float(scorer(url, -neg_score, payload))
+            entries[url] = (-score, seq, url, payload)
         self._rebuild()
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "version": 1,
+            "version": 2,
             "entries": self._entries,
             "fetched": self._fetched,
             "next_seq": next(self._seq),
@@ -141,7 +131,7 @@ class MemoryFrontier:
         }
 
     def restore(self, state: dict[str, Any]) -> None:
-        if state.get("version") != 1:
+        if state.get("version") != 2:
             raise ValueError(f"unknown frontier state version {state.get('version')!r}")
         self._clear()
         self._entries = dict(state["entries"])
@@ -169,32 +159,67 @@ class MemoryFrontier:
         return url in self._fetched
 
     def host_count(self) -> int:
-        return len(self._host_heaps)
+        return len({host_of(url) for url in self._entries})
 
     # -- Internals ----------------------------------------------------------
 
-    def _index(self, url: str, score: float, seq: int) -> None:
-        host = host_of(url)
-        item = (-score, seq, url)
+    def _pop_global(self) -> FrontierEntry | None:
+        heap, entries = self._heap, self._entries
+        while heap:
+            item = heapq.heappop(heap)
+            self._heap_items -= 1
+            url = item[2]
+            if entries.get(url) is not item:
+                continue  # stale: raised, evicted or popped since
+            del entries[url]
+            self._fetched.add(url)
+            return FrontierEntry(url, -item[0], item[3])
+        return None
+
+    def _pop_diverse(self) -> FrontierEntry | None:
+        host_queue = self._host_queue
+        while True:
+            if not host_queue:
+                # Only hosts of the current batch have URLs left: the batch
+                # ends early. If none has, keep the batch (nothing to pop).
+                if not self._end_batch(only_if_pending=True):
+                    return None
+                continue
+            _, _, host, queued = heapq.heappop(host_queue)
+            if self._host_key.get(host) is not queued:
+                continue  # superseded by a better entry of the same host
+            del self._host_key[host]
+            top = self._clean_top(host)
+            if top is None:
+                continue
+            if top is not queued:
+                self._queue_host(host, top)  # its best was evicted meanwhile
+                continue
+            heapq.heappop(self._host_heaps[host])
+            self._heap_items -= 1
+            url = top[2]
+            del self._entries[url]
+            self._fetched.add(url)
+            self._after_pop(host)
+            return FrontierEntry(url, -top[0], top[3])
+
+    def _index_by_host(self, item: _Item) -> None:
+        self._heap_items += 1
+        host = host_of(item[2])
         heap = self._host_heaps.get(host)
         if heap is None:
             heap = self._host_heaps[host] = []
         heapq.heappush(heap, item)
-        self._heap_items += 1
-        if self._lowest is not None:
-            heapq.heappush(self._lowest, (score, seq, url))
         if host not in self._resting:
             key = self._host_key.get(host)
-            if key is None or (item[0], seq) < key:
+            if key is None or item < key:
                 self._queue_host(host, item)
-        if self._heap_items > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR:
-            self._rebuild()
 
-    def _queue_host(self, host: str, top: _HeapItem) -> None:
-        self._host_key[host] = (top[0], top[1])
-        heapq.heappush(self._host_queue, (top[0], top[1], host))
+    def _queue_host(self, host: str, top: _Item) -> None:
+        self._host_key[host] = top
+        heapq.heappush(self._host_queue, (top[0], top[1], host, top))
 
-    def _clean_top(self, host: str) -> _HeapItem | None:
+    def _clean_top(self, host: str) -> _Item | None:
         """The host's best live tuple, dropping stale ones on the way."""
         heap = self._host_heaps.get(host)
         if heap is None:
@@ -202,8 +227,7 @@ class MemoryFrontier:
         entries = self._entries
         while heap:
             top = heap[0]
-            entry = entries.get(top[2])
-            if entry is not None and entry[1] == top[1]:
+            if entries.get(top[2]) is top:
                 return top
             heapq.heappop(heap)
             self._heap_items -= 1
@@ -211,11 +235,6 @@ class MemoryFrontier:
         return None
 
     def _after_pop(self, host: str) -> None:
-        if self.host_batch == 1:
-            top = self._clean_top(host)
-            if top is not None:
-                self._queue_host(host, top)
-            return
         self._resting.add(host)
         if len(self._resting) >= self.host_batch:
             self._end_batch()
@@ -234,7 +253,7 @@ class MemoryFrontier:
     def _evict_below(self, score: float) -> bool:
         """Evict the lowest-scored entry if it scores below *score*."""
         if self._lowest is None:
-            self._lowest = [(s, q, u) for u, (s, q, _) in self._entries.items()]
+            self._lowest = [(-item[0], item[1], url) for url, item in self._entries.items()]
             heapq.heapify(self._lowest)
         lowest, entries = self._lowest, self._entries
         while lowest:
@@ -252,22 +271,26 @@ class MemoryFrontier:
 
     def _rebuild(self) -> None:
         """Rebuild every heap from ``_entries``, dropping stale tuples."""
-        host_heaps: dict[str, list[_HeapItem]] = {}
-        for url, (score, seq, _) in self._entries.items():
-            host = host_of(url)
-            heap = host_heaps.get(host)
-            if heap is None:
-                heap = host_heaps[host] = []
-            heap.append((-score, seq, url))
-        for heap in host_heaps.values():
-            heapq.heapify(heap)
-        self._host_heaps = host_heaps
-        self._heap_items = len(self._entries)
+        items = list(self._entries.values())
+        self._heap_items = len(items)
         self._host_key = {}
         self._host_queue = []
-        for host, heap in host_heaps.items():
-            if host not in self._resting:
-                self._queue_host(host, heap[0])
+        if self.host_batch == 1:
+            heapq.heapify(items)
+            self._heap = items
+        else:
+            host_heaps: dict[str, list[_Item]] = {}
+            for item in items:
+                host = host_of(item[2])
+                heap = host_heaps.get(host)
+                if heap is None:
+                    heap = host_heaps[host] = []
+                heap.append(item)
+            for host, heap in host_heaps.items():
+                heapq.heapify(heap)
+                if host not in self._resting:
+                    self._queue_host(host, heap[0])
+            self._host_heaps = host_heaps
         if self._lowest is not None:
-            self._lowest = [(s, q, u) for u, (s, q, _) in self._entries.items()]
+            self._lowest = [(-item[0], item[1], url) for url, item in self._entries.items()]
             heapq.heapify(self._lowest)
