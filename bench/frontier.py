@@ -92,12 +92,18 @@ CONTENDERS = {"ours": ours, "stock": stock, "heapq": bare_heapq}
 
 
 def time_once(factory: Callable[..., Any], urls: list[str], scores: list[float]) -> float:
-    push, pop = factory(urls, scores)
-    gc.collect()
-    started = time.perf_counter()
-    push()
-    pop()
-    return time.perf_counter() - started
+    """Seconds for N pushes then N pops; small N is repeated (fresh queue each
+    time) until about 200,000 URLs went through, so one sample is not a few ms."""
+    loops = max(1, 200_000 // len(urls))
+    total = 0.0
+    for _ in range(loops):
+        push, pop = factory(urls, scores)
+        gc.collect()
+        started = time.perf_counter()
+        push()
+        pop()
+        total += time.perf_counter() - started
+    return total / loops
 
 
 def bytes_per_url(factory: Callable[..., Any], urls: list[str], scores: list[float]) -> float:

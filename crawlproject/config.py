@@ -38,6 +38,9 @@ DEFAULTS: dict[str, Any] = {
     # Strategy and text
     "FOCUS_STRATEGY": "",
     "FOCUS_STEMMING": True,
+    "FOCUS_RANDOM_SEED": 0,
+    "FOCUS_ORACLE_WARC": "",
+    "FOCUS_CACHE_DIR": ".cache",
     # Output (pipelines, extensions)
     "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(time)s",
     "FOCUS_STORE_PAGES": True,

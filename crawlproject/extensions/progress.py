@@ -105,6 +105,8 @@ class CrawlProgress:
         result: dict[str, Any] = {
             "spider": spider.name if spider else None,
             "strategy": getattr(getattr(spider, "strategy", None), "name", None),
+            "topic_id": getattr(spider, "topic_id", None),
+            "task": getattr(spider, "task", None),
             "pages_fetched": self.fetched,
             "pages_ok": self.ok_pages,
             "status_counts": dict(self.status_counts),

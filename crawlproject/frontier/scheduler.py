@@ -33,6 +33,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.memory import MemoryFrontier
 from crawlproject.urls import canonicalize
@@ -79,6 +80,7 @@ class FrontierScheduler(BaseScheduler):
         # url -> (score, payload) of popped requests still being downloaded.
         self._leases: dict[str, tuple[float, Any]] = {}
         crawler.signals.connect(self._settle_lease, signals.request_left_downloader)
+        crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -175,6 +177,11 @@ class FrontierScheduler(BaseScheduler):
             )
         fields = dict(payload[1], url=url)
         return request_from_dict(fields, spider=self.spider)
+
+    def _rescore(self, scorer: Any) -> None:
+        """Re-score every queued URL (a strategy learned something new)."""
+        self.frontier.rescore(lambda url, score, payload: scorer(url, score))
+        self.stats.inc_value("frontier/rescored")
 
     def _settle_lease(self, request: Request, spider: Spider | None = None) -> None:
         self._leases.pop(request.url, None)

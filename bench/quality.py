@@ -1,0 +1,111 @@
+"""Crawl quality on a labelled corpus (SPEC §3): every strategy × topics ×
+tasks, evaluated at several budgets, with means ± s.e., paired t-tests and
+each strategy's place between breadth-first and the path oracle.
+
+    .venv/bin/python bench/quality.py --corpus ../shared/corpora/webkb [--topics 20] [--jobs 2]
+
+The corpus folder holds one ``*.warc.gz`` and ``labels.tsv`` (url<TAB>category
+path, any depth). Crawls run once at the largest budget; smaller budgets are
+that crawl's prefix. Writes eval.json, report.md and plots under --out, and
+the tables into BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import write_section  # noqa: E402
+from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
+from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
+from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
+from crawlproject.evaluation.runner import SPIDERS, CrawlJob, run_crawl_job  # noqa: E402
+from crawlproject.evaluation.topics import derive_topics, write_topics  # noqa: E402
+from crawlproject.replay.process import ReplayProcess  # noqa: E402
+
+
+def corpus_files(folder: Path) -> tuple[Path, Path]:
+    warcs = sorted(folder.glob("*.warc.gz")) + sorted(folder.glob("*.warc"))
+    labels = folder / "labels.tsv"
+    if not warcs or not labels.is_file():
+        raise SystemExit(f"{folder} must hold a .warc.gz and labels.tsv")
+    return warcs[0], labels
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
+    parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
+    parser.add_argument("--tasks", default="1,2")
+    parser.add_argument("--budgets", default="200,500,1000")
+    parser.add_argument("--strategies", default=",".join(SPIDERS))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    args = parser.parse_args()
+    started = time.monotonic()
+    warc, labels = corpus_files(args.corpus.resolve())
+    name = args.corpus.resolve().name
+    out = (args.out or ROOT / "bench" / "results" / f"quality-{name}").resolve()
+    budgets = sorted(int(b) for b in args.budgets.split(","))
+    tasks = [int(t) for t in args.tasks.split(",")]
+    strategies = args.strategies.split(",")
+
+    corpus = load_corpus(warc, labels, ROOT / ".cache")
+    topics = derive_topics(corpus, rng_seed=args.seed)
+    if args.topics and len(topics) > args.topics:
+        topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
+    out.mkdir(parents=True, exist_ok=True)
+    write_topics(topics, out / "topics.jsonl")
+    jobs = [
+        CrawlJob(s, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / s)
+        for t in topics for task in tasks if t.start(task) for s in strategies
+    ]
+    print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(strategies)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
+    failed = []
+    with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in jobs}
+        for done, future in enumerate(as_completed(futures), 1):
+            job, completed = futures[future], future.result()
+            if completed.returncode != 0:
+                failed.append(job)
+                print(f"  FAILED {job.folder}: {completed.stderr[-500:]}", flush=True)
+            if done % 10 == 0 or done == len(jobs):
+                print(f"  {done}/{len(jobs)} crawls done ({time.monotonic() - started:.0f}s)", flush=True)
+    if failed:
+        raise SystemExit(f"{len(failed)} crawls failed")
+    evaluator = Evaluator(corpus, topics)
+    result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets)
+    (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    plots = plot_trajectories(result, out)
+    write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
+    elapsed = time.monotonic() - started
+    tables = markdown_tables(result)
+    print(tables)
+    print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
+    if not args.no_write:
+        relative = out.relative_to(ROOT)
+        images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
+        write_section(
+            f"quality-{name}",
+            f"### Crawl quality on {name}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "
+            f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}` "
+            f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; full results in `{relative}/`). "
+            "One crawl per topic, task and strategy; harvest rate over status-200 pages; "
+            "p from a paired one-tailed t-test of harvest rate against breadth-first over topics.\n\n"
+            f"{tables}\n{images}\n",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

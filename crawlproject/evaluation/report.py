@@ -1,0 +1,102 @@
+"""The evaluation report: Markdown tables and matplotlib plots like the
+literature's (harvest rate and target recall vs pages crawled, one line per
+strategy, ±1 s.e. error bars)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from crawlproject.evaluation.evaluate import TRAJECTORY_STEP  # noqa: E402
+from crawlproject.evaluation.statistics import mean_and_stderr  # noqa: E402
+
+ORDER = ["random", "breadth-first", "best-first", "oracle", "path-oracle"]
+
+
+def _strategy_order(names: set[str]) -> list[str]:
+    return [s for s in ORDER if s in names] + sorted(names - set(ORDER))
+
+
+def plot_trajectories(result: dict[str, Any], folder: Path, prefix: str = "") -> list[Path]:
+    """One PNG per task and metric; returns the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for task in sorted({c["task"] for c in result["crawls"]}):
+        crawls = [c for c in result["crawls"] if c["task"] == task]
+        for key, label in (("harvest_trajectory", "harvest rate"), ("recall_trajectory", "target recall")):
+            figure, axes = plt.subplots(figsize=(6.4, 4.2))
+            by_strategy: dict[str, list[list[float]]] = defaultdict(list)
+            for crawl in crawls:
+                by_strategy[crawl["strategy"]].append(crawl[key])
+            for strategy in _strategy_order(set(by_strategy)):
+                series = by_strategy[strategy]
+                length = max(len(s) for s in series)
+                xs, means, errors = [], [], []
+                for i in range(length):
+                    mean, stderr = mean_and_stderr([s[i] for s in series if i < len(s)])
+                    xs.append((i + 1) * TRAJECTORY_STEP)
+                    means.append(mean)
+                    errors.append(0.0 if math.isnan(stderr) else stderr)
+                every = max(1, length // 12)
+                axes.errorbar(xs, means, yerr=errors, errorevery=every, capsize=2, label=f"{strategy} (n={len(series)})")
+            axes.set_xlabel("pages crawled")
+            axes.set_ylabel(f"{label} (mean ± 1 s.e. over topics)")
+            axes.set_title(f"Task {task}: {label}")
+            axes.grid(alpha=0.3)
+            axes.legend(fontsize=8)
+            path = folder / f"{prefix}task{task}-{key.split('_')[0]}.png"
+            figure.tight_layout()
+            figure.savefig(path, dpi=110)
+            plt.close(figure)
+            written.append(path)
+    return written
+
+
+def _cell(stat: dict[str, float] | None, percent: bool = True) -> str:
+    if not stat or math.isnan(stat["mean"]):
+        return "–"
+    scale = 100 if percent else 1
+    stderr = stat["stderr"]
+    se = "" if math.isnan(stderr) else f" ± {stderr * scale:.1f}"
+    return f"{stat['mean'] * scale:.1f}{se}" if percent else f"{stat['mean']:.2f}{se}"
+
+
+def markdown_tables(result: dict[str, Any]) -> str:
+    lines = []
+    for task_key, by_budget in result["summary"].items():
+        task = task_key.removeprefix("task")
+        start = "relevant examples" if task == "1" else "neighbors (pages two links before the relevant set)"
+        for budget, rows in by_budget.items():
+            lines += [
+                f"**Task {task}** (start from {start}), **{budget} pages** — mean ± 1 s.e. over topics, %:",
+                "",
+                "| strategy | topics | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle | harvest > BFS: p (one-tailed, paired) |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            ]
+            for strategy in _strategy_order(set(rows)):
+                row = rows[strategy]
+                test = row["vs_breadth_first"]
+                p = "–" if not test else f"{test['p']:.2g} (t={test['t']:.2f})"
+                gap = row["gap_closed"]
+                gap_text = "–" if not gap else f"{gap['mean']:.2f} ± {gap['stderr']:.2f}"
+                lines.append(
+                    f"| {strategy} | {row['harvest_rate']['n']} | {_cell(row['harvest_rate'])} "
+                    f"| {_cell(row['target_recall'])} | {_cell(row['average_relevance'])} "
+                    f"| {_cell(row['coverage_smart'])} | {_cell(row['coverage_kw_pr'])} | {gap_text} | {p} |"
+                )
+            lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(result: dict[str, Any], path: Path, title: str, plots: list[Path]) -> None:
+    parts = [f"# {title}", "", markdown_tables(result)]
+    for plot in plots:
+        parts.append(f"![{plot.stem}]({plot.relative_to(path.parent)})")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")

@@ -1,0 +1,33 @@
+"""Across topics: mean ± one standard error, and the paired one-tailed t-test."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from scipy import stats
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def mean_and_stderr(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (NaNs ignored).
+
+    >>> mean_and_stderr([1.0, 2.0, 3.0, 6.0])
+    (3.0, 1.0801234497346435)
+    """
+    clean = [v for v in values if not math.isnan(v)]
+    if not clean:
+        return math.nan, math.nan
+    mean = sum(clean) / len(clean)
+    if len(clean) < 2:
+        return mean, math.nan
+    variance = sum((v - mean) ** 2 for v in clean) / (len(clean) - 1)
+    return mean, math.sqrt(variance / len(clean))
+
+
+def paired_one_tailed(better: Sequence[float], worse: Sequence[float]) -> tuple[float, float]:
+    """t statistic and p-value that *better* > *worse* on paired samples."""
+    result = stats.ttest_rel(better, worse, alternative="greater")
+    return float(result.statistic), float(result.pvalue)

@@ -1,0 +1,169 @@
+"""Topics from any labelled corpus (SPEC §3).
+
+Every category node with at least ``min_pages`` pages is a topic, at any
+depth of the ``/``-separated taxonomy. A topic gives the crawler its
+keywords (the words of the category path, optionally plus the top TF-IDF
+terms of its examples) and seeds; it gives the evaluator the description
+(the examples' text), the relevant set (the category and everything below
+it) and the targets (relevant pages that are not seeds).
+
+* Task 1 starts from examples: seeds are a random sample of relevant pages.
+* Task 2 starts from neighbors: pages two links before the relevant set
+  (in-linkers of in-linkers; one link when there are none), never relevant.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crawlproject.labels import is_relevant
+from crawlproject.text import STOPWORDS, TermAnalyzer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from crawlproject.evaluation.corpus import Corpus
+
+
+@dataclass
+class Topic:
+    id: str
+    category: str
+    keywords: list[str]
+    seeds: list[str]  # Task 1: relevant examples
+    neighbors: list[str]  # Task 2: pages a few links before the relevant set
+    targets: list[str]  # relevant pages that are not seeds
+    relevant_count: int
+    description: str = field(repr=False, default="")
+
+    @property
+    def query(self) -> str:
+        return " ".join(self.keywords)
+
+    def start(self, task: int) -> list[str]:
+        return self.seeds if task == 1 else self.neighbors
+
+
+def derive_topics(
+    corpus: Corpus,
+    min_pages: int = 5,
+    max_seeds: int = 10,
+    seed_fraction: float = 0.25,
+    tfidf_terms: int = 0,
+    rng_seed: int = 1,
+) -> list[Topic]:
+    """All topics of *corpus*, in category order, reproducible for *rng_seed*."""
+    pages_by_node = _pages_by_category_node(corpus)
+    inlinks = corpus.inlinks()
+    topics = []
+    for category in sorted(pages_by_node):
+        relevant = sorted(pages_by_node[category])
+        if len(relevant) < min_pages:
+            continue
+        rng = random.Random(f"{rng_seed}:{category}")
+        n_seeds = max(1, min(max_seeds, int(len(relevant) * seed_fraction)))
+        seeds = sorted(rng.sample(relevant, n_seeds))
+        seed_set = set(seeds)
+        targets = [url for url in relevant if url not in seed_set]
+        neighbors = _neighbors(set(relevant), inlinks, n_seeds, rng)
+        description = " ".join(corpus.text.get(url, "") for url in seeds)
+        keywords = category_keywords(category)
+        if tfidf_terms:
+            keywords += [t for t in top_terms(corpus, seeds, tfidf_terms) if t not in keywords]
+        if not keywords:
+            continue  # nothing to tell a crawler (e.g. a category named "other")
+        topics.append(
+            Topic(
+                id=category.replace("/", "-"),
+                category=category,
+                keywords=keywords,
+                seeds=seeds,
+                neighbors=neighbors,
+                targets=targets,
+                relevant_count=len(relevant),
+                description=description,
+            )
+        )
+    return topics
+
+
+def category_keywords(category: str) -> list[str]:
+    """The words of a category path (SPEC §3), in order, without repeats.
+
+    >>> category_keywords("Computers/Artificial_Intelligence/Machine-Learning")
+    ['computers', 'artificial', 'intelligence', 'machine', 'learning']
+    """
+    words = re.findall(r"[a-z0-9]+", category.lower())
+    return list(dict.fromkeys(w for w in words if w not in STOPWORDS))
+
+
+def top_terms(corpus: Corpus, examples: list[str], k: int) -> list[str]:
+    """The k terms of the examples with the highest TF-IDF over the corpus."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    analyzer = TermAnalyzer(stem=False)
+    vectorizer = TfidfVectorizer(analyzer=analyzer.terms, sublinear_tf=True)
+    vectorizer.fit(corpus.text.values())
+    weights = vectorizer.transform([" ".join(corpus.text.get(u, "") for u in examples)])
+    row = weights.toarray()[0]
+    vocabulary = vectorizer.get_feature_names_out()
+    best = row.argsort()[::-1][:k]
+    return [str(vocabulary[i]) for i in best if row[i] > 0]
+
+
+def _pages_by_category_node(corpus: Corpus) -> dict[str, set[str]]:
+    """Each category node (every prefix of every label) → its pages."""
+    nodes: dict[str, set[str]] = {}
+    for url in corpus.text:
+        category = corpus.category(url)
+        if not category:
+            continue
+        parts = category.split("/")
+        for depth in range(1, len(parts) + 1):
+            nodes.setdefault("/".join(parts[:depth]), set()).add(url)
+    return nodes
+
+
+def _neighbors(
+    relevant: set[str], inlinks: dict[str, list[str]], n: int, rng: random.Random
+) -> list[str]:
+    one_hop = {s for url in relevant for s in inlinks.get(url, ())} - relevant
+    two_hop = {s for url in one_hop for s in inlinks.get(url, ())} - relevant
+    pool = sorted(two_hop or one_hop)
+    return sorted(rng.sample(pool, min(n, len(pool))))
+
+
+def relevant_set(topic: Topic, corpus: Corpus) -> set[str]:
+    return {u for u in corpus.text if is_relevant(corpus.category(u), (topic.category,))}
+
+
+def write_topics(topics: Iterable[Topic], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for topic in topics:
+            f.write(json.dumps(asdict(topic), ensure_ascii=False) + "\n")
+
+
+def read_topics(path: Path) -> list[Topic]:
+    topics = []
+    with path.open(encoding="utf-8") as f:
+        for line_number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data: dict[str, Any] = json.loads(line)
+                topics.append(Topic(**data))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise ValueError(f"{path}, line {line_number}: not a topic ({exc})") from None
+    return topics
+
+
+def keyword_counts(text: str, keywords: list[str]) -> int:
+    """How many of the topic keywords occur in *text* (SPEC §3 rank_KW)."""
+    terms = Counter(TermAnalyzer(stem=False).terms(text))
+    return sum(1 for k in keywords if terms.get(k))

@@ -1,0 +1,31 @@
+"""Spiders of the evaluation's floor and ceilings (see strategies.baselines)."""
+
+from __future__ import annotations
+
+from crawlproject.spiders.base import FocusedSpider
+from crawlproject.strategies.baselines import (
+    OneStepOracleStrategy,
+    PathOracleStrategy,
+    RandomStrategy,
+)
+
+
+class RandomSpider(FocusedSpider):
+    """Links in random order: a floor."""
+
+    name = "random"
+    strategy_class = RandomStrategy
+
+
+class OracleSpider(FocusedSpider):
+    """One-step oracle: knows whether each link's target is relevant."""
+
+    name = "oracle"
+    strategy_class = OneStepOracleStrategy
+
+
+class PathOracleSpider(FocusedSpider):
+    """Path oracle: knows the corpus graph and the labels (an upper bound)."""
+
+    name = "pathoracle"
+    strategy_class = PathOracleStrategy

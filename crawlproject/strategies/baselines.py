@@ -1,0 +1,151 @@
+"""The evaluation's floor and ceilings (SPEC §3): a random crawler, and two
+oracles that know the labels. They exist to measure real strategies against;
+the path oracle also knows the whole corpus graph.
+
+* Random: every link a random score (seeded: ``FOCUS_RANDOM_SEED``).
+* One-step oracle: a link scores 1 if its target is relevant, else 0.
+* Path oracle: a link scores −d, d the link distance from its target to the
+  nearest relevant page not yet fetched; distances are recomputed when a
+  relevant page is fetched, and the queued URLs re-scored (the practical
+  upper bound: it looks ahead, which is what learning crawlers try to do).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import TYPE_CHECKING
+
+from crawlproject import config
+from crawlproject import signals as focus_signals
+from crawlproject.config import SettingsError
+from crawlproject.labels import is_relevant, load_labels, parse_categories
+from crawlproject.strategies.base import CrawlStrategy
+from crawlproject.text import TermAnalyzer
+from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from crawlproject.page import Page
+    from crawlproject.strategies.base import Topic
+
+_UNREACHABLE = 1_000_000  # no relevant page can be reached from here
+
+
+class RandomStrategy(CrawlStrategy):
+    name = "random"
+
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, seed: int = 0):
+        super().__init__(topic, analyzer)
+        self.rng = random.Random(seed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        seed = config.get_int(crawler.settings, "FOCUS_RANDOM_SEED")
+        return cls(topic, TermAnalyzer(stem=False), seed)
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        return [self.rng.random() for _ in page.links]
+
+
+def _relevant_from_settings(crawler: Crawler, strategy: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    labels_path = config.get_str(crawler.settings, "FOCUS_LABELS")
+    relevant = parse_categories(config.get_str(crawler.settings, "FOCUS_RELEVANT"))
+    if not labels_path or not relevant:
+        raise SettingsError(
+            f"the {strategy} knows the labels: set FOCUS_LABELS (url<TAB>category file) "
+            "and FOCUS_RELEVANT (relevant categories)"
+        )
+    return load_labels(labels_path), relevant
+
+
+class OneStepOracleStrategy(CrawlStrategy):
+    name = "oracle"
+
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, relevant_urls: set[str]):
+        super().__init__(topic, analyzer)
+        self.relevant_urls = relevant_urls
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        labels, relevant = _relevant_from_settings(crawler, "one-step oracle")
+        urls = {url for url, category in labels.items() if is_relevant(category, relevant)}
+        return cls(topic, TermAnalyzer(stem=False), urls)
+
+    def page_relevance(self, page: Page) -> float:
+        return 1.0 if canonicalize(page.url) in self.relevant_urls else 0.0
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        relevant = self.relevant_urls
+        return [1.0 if canonicalize(link.url) in relevant else 0.0 for link in page.links]
+
+
+class PathOracleStrategy(OneStepOracleStrategy):
+    name = "path-oracle"
+
+    def __init__(
+        self,
+        topic: Topic,
+        analyzer: TermAnalyzer,
+        relevant_urls: set[str],
+        inlinks: dict[str, list[str]],
+        crawler: Crawler | None = None,
+    ):
+        super().__init__(topic, analyzer, relevant_urls)
+        self.inlinks = inlinks
+        self.crawler = crawler
+        self.unfetched_relevant = set(relevant_urls) & set(inlinks)
+        self.distance = self._distances()
+        self._stale = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        from crawlproject.evaluation.corpus import load_corpus
+
+        labels, relevant = _relevant_from_settings(crawler, "path oracle")
+        warc = config.get_str(crawler.settings, "FOCUS_ORACLE_WARC")
+        if not warc:
+            raise SettingsError("the path oracle knows the corpus graph: set FOCUS_ORACLE_WARC")
+        corpus = load_corpus(
+            warc, config.get_str(crawler.settings, "FOCUS_LABELS"),
+            config.get_str(crawler.settings, "FOCUS_CACHE_DIR") or None,
+        )
+        urls = {url for url, category in labels.items() if is_relevant(category, relevant)}
+        return cls(topic, TermAnalyzer(stem=False), urls, corpus.inlinks(), crawler)
+
+    def _distances(self) -> dict[str, int]:
+        """Multi-source BFS over reversed links from the unfetched relevant pages."""
+        distance = dict.fromkeys(self.unfetched_relevant, 0)
+        queue = deque(self.unfetched_relevant)
+        while queue:
+            url = queue.popleft()
+            next_distance = distance[url] + 1
+            for source in self.inlinks.get(url, ()):
+                if source not in distance:
+                    distance[source] = next_distance
+                    queue.append(source)
+        return distance
+
+    def _score(self, url: str) -> float:
+        return -float(self.distance.get(url, _UNREACHABLE))
+
+    def page_relevance(self, page: Page) -> float:
+        url = canonicalize(page.url)
+        if url in self.unfetched_relevant:
+            self.unfetched_relevant.discard(url)
+            self._stale = True
+        return 1.0 if url in self.relevant_urls else 0.0
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        if self._stale:
+            self._stale = False
+            self.distance = self._distances()
+            if self.crawler is not None:
+                self.crawler.signals.send_catch_log(
+                    focus_signals.frontier_rescore, scorer=lambda url, _: self._score(url)
+                )
+        return [self._score(canonicalize(link.url)) for link in page.links]
