@@ -26,9 +26,9 @@ from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Self
 
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
