@@ -5,6 +5,14 @@ import pytest
 from crawlproject.text import DIALOG_STOPWORDS, STOPWORDS, TermAnalyzer, cosine
 
 
+def test_stopword_data_matches_scikit_learn() -> None:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from crawlproject.text import ENGLISH_STOPWORDS
+
+    assert frozenset(ENGLISH_STOP_WORDS) == ENGLISH_STOPWORDS
+
+
 def test_dialog_nine_are_stopwords() -> None:
     assert DIALOG_STOPWORDS <= STOPWORDS
     assert TermAnalyzer(stem=False).terms("an and by for from of the to with") == []

@@ -111,7 +111,7 @@ class Evaluator:
         top_kw_pr = {u for u, r in kw_pr_rank.items() if r <= self.top_n}
         results = []
         for crawl in crawls:
-            fetches = crawl.fetches
+            fetches = crawl.fetches[: max(budgets)]  # in-flight pages past the budget
             harvest = metrics.harvest_rate(fetches, relevant)
             recall = metrics.target_recall(fetches, targets)
             relevance = metrics.average_relevance(fetches, lambda u: similarity.get(u, 0.0))
