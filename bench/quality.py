@@ -27,7 +27,7 @@ from bench.common import write_section  # noqa: E402
 from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
-from crawlproject.evaluation.runner import SPIDERS, CrawlJob, run_crawl_job  # noqa: E402
+from crawlproject.evaluation.runner import CrawlJob, Variant, run_crawl_job  # noqa: E402
 from crawlproject.evaluation.topics import derive_topics, write_topics  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 
@@ -46,7 +46,12 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
     parser.add_argument("--tasks", default="1,2")
     parser.add_argument("--budgets", default="200,500,1000")
-    parser.add_argument("--strategies", default=",".join(SPIDERS))
+    parser.add_argument(
+        "--strategies",
+        default="random,breadth-first,best-first,oracle,path-oracle",
+        help="comma-separated; a variant is LABEL=STRATEGY:SETTING=VALUE;SETTING=VALUE",
+    )
+    parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
@@ -55,10 +60,11 @@ def main() -> int:
     started = time.monotonic()
     warc, labels = corpus_files(args.corpus.resolve())
     name = args.corpus.resolve().name
-    out = (args.out or ROOT / "bench" / "results" / f"quality-{name}").resolve()
+    section = args.name or f"quality-{name}"
+    out = (args.out or ROOT / "bench" / "results" / section).resolve()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     tasks = [int(t) for t in args.tasks.split(",")]
-    strategies = args.strategies.split(",")
+    variants = [Variant.parse(text) for text in args.strategies.split(",")]
 
     corpus = load_corpus(warc, labels, ROOT / ".cache")
     topics = derive_topics(corpus, rng_seed=args.seed)
@@ -67,10 +73,10 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
     jobs = [
-        CrawlJob(s, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / s)
-        for t in topics for task in tasks if t.start(task) for s in strategies
+        CrawlJob(v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label)
+        for t in topics for task in tasks if t.start(task) for v in variants
     ]
-    print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(strategies)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
+    print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
     failed = []
     with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in jobs}
@@ -95,10 +101,11 @@ def main() -> int:
     if not args.no_write:
         relative = out.relative_to(ROOT)
         images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
+        strategies_arg = f" --strategies '{args.strategies}'" + (f" --name {section}" if args.name else "")
         write_section(
-            f"quality-{name}",
-            f"### Crawl quality on {name}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "
-            f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}` "
+            section,
+            f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "
+            f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}{strategies_arg}` "
             f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; full results in `{relative}/`). "
             "One crawl per topic, task and strategy; harvest rate over status-200 pages; "
             "p from a paired one-tailed t-test of harvest rate against breadth-first over topics.\n\n"

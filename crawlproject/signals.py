@@ -3,3 +3,7 @@
 #: A strategy asks the frontier to re-score every queued URL. Arguments:
 #: ``scorer(url: str, score: float) -> float``.
 frontier_rescore = object()
+
+#: The spider finished with a page: its links are all in the scheduler.
+#: Arguments: ``url`` (the URL the frontier handed out for that page).
+page_processed = object()

@@ -104,3 +104,18 @@ def test_no_crash_over_every_page_of_webkb(webkb_replay: ReplayProcess, tmp_path
     fetched = {canonicalize(r["requested_url"]) for r in result.history}
     assert fetched >= {canonicalize(u) for u in urls}
     assert all(r["status"] is not None for r in result.history)
+
+
+def test_best_n_first_fetches_batch_by_batch(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    n = 16
+    result = run_crawl(
+        "bestfirst", tmp_path, ["http://www.cs.washington.edu/"], webkb_replay.proxy_url, QUERY,
+        {"CLOSESPIDER_ITEMCOUNT": 200, "FOCUS_BATCH_SIZE": n, "FOCUS_FRONTIER_MAX": 256},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    order_of = {r["canonical_url"]: r["order"] for r in result.history}
+    for record in result.history[1:]:
+        batch_start = ((record["order"] - 2) // n) * n + 2  # the seed is a batch of its own
+        parent_order = order_of[record["parent_url"]]
+        assert parent_order < batch_start, (record, parent_order, batch_start)
+    assert "frontier/batches" in result.log

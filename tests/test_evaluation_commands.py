@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawlproject.evaluation.runner import CrawlJob, run_crawl_job
+from crawlproject.evaluation.runner import CrawlJob, Variant, run_crawl_job
 from crawlproject.evaluation.topics import read_topics
 from crawlproject.replay.process import ReplayProcess
 from tests.conftest import ROOT, WEBKB_LABELS, WEBKB_WARC
@@ -29,7 +29,7 @@ def test_topics_then_crawls_then_evaluate(webkb_replay: ReplayProcess, tmp_path:
     folders = []
     for topic in chosen:
         for strategy in ("breadth-first", "best-first", "path-oracle"):
-            job = CrawlJob(strategy, topic, 1, 120, tmp_path / topic.id / strategy)
+            job = CrawlJob(Variant.parse(strategy), topic, 1, 120, tmp_path / topic.id / strategy)
             completed = run_crawl_job(job, webkb_replay.proxy_url, WEBKB_WARC, WEBKB_LABELS)
             assert completed.returncode == 0, completed.stderr[-2000:]
             folders.append(str(job.folder))
@@ -53,3 +53,13 @@ def test_evaluate_refuses_a_folder_that_is_not_a_topic_crawl(tmp_path: Path) -> 
     done = scrapy("evaluate", "--warc", str(WEBKB_WARC), "--labels", str(WEBKB_LABELS), "--topics", "t.jsonl",
                   "-o", str(tmp_path / "e.json"), str(tmp_path))
     assert done.returncode != 0 and "topic_id" in done.stderr
+
+
+def test_variants_name_a_strategy_with_settings() -> None:
+    variant = Variant.parse("bfs16=best-first:FOCUS_BATCH_SIZE=16;FOCUS_FRONTIER_MAX=256")
+    assert variant == Variant("bfs16", "best-first", (("FOCUS_BATCH_SIZE", "16"), ("FOCUS_FRONTIER_MAX", "256")))
+    assert Variant.parse("shark-search") == Variant("shark-search", "shark-search", ())
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown strategy"):
+        Variant.parse("x=nope")

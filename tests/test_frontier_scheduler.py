@@ -101,3 +101,24 @@ def test_jobdir_state_survives_close_and_reopen(tmp_path: Path) -> None:
     assert resumed.next_request().url == in_flight.url  # type: ignore[union-attr]
     for url in fetched:
         assert not resumed.enqueue_request(Request(url, meta={SCORE_KEY: 1.0}))
+
+
+def test_best_n_first_releases_batches_and_waits_for_them(tmp_path: Path) -> None:
+    from crawlproject import signals as focus_signals
+    from crawlproject.frontier.scheduler import POPPED_KEY
+
+    scheduler, _ = make_scheduler({"FOCUS_BATCH_SIZE": 4})
+    for i in range(10):
+        scheduler.enqueue_request(Request(f"http://h{i}/", meta={SCORE_KEY: i / 10}))
+    batch = [scheduler.next_request() for _ in range(4)]
+    assert [r.url for r in batch] == ["http://h9/", "http://h8/", "http://h7/", "http://h6/"]  # type: ignore[union-attr]
+    assert scheduler.next_request() is None  # the batch is not processed yet
+    assert scheduler.has_pending_requests()
+    # a better URL found while the batch is out waits for the next batch
+    scheduler.enqueue_request(Request("http://best/", meta={SCORE_KEY: 5.0}))
+    for request in batch[:3]:
+        scheduler.crawler.signals.send_catch_log(focus_signals.page_processed, url=request.meta[POPPED_KEY])  # type: ignore[union-attr]
+    assert scheduler.next_request() is None
+    scheduler.crawler.signals.send_catch_log(focus_signals.page_processed, url=batch[3].meta[POPPED_KEY])  # type: ignore[union-attr]
+    assert scheduler.next_request().url == "http://best/"  # type: ignore[union-attr]
+    assert scheduler.stats.get_value("frontier/batches") == 2

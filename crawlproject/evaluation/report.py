@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from crawlproject.evaluation.evaluate import TRAJECTORY_STEP  # noqa: E402
 from crawlproject.evaluation.statistics import mean_and_stderr  # noqa: E402
 
-ORDER = ["random", "breadth-first", "best-first", "oracle", "path-oracle"]
+ORDER = ["random", "breadth-first", "best-first", "fish-search", "shark-search", "oracle", "path-oracle"]
 
 
 def _strategy_order(names: set[str]) -> list[str]:

@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SPIDERS = {
     "breadth-first": "breadthfirst",
     "best-first": "bestfirst",
+    "shark-search": "sharksearch",
+    "fish-search": "fishsearch",
     "random": "random",
     "oracle": "oracle",
     "path-oracle": "pathoracle",
@@ -22,12 +24,39 @@ SPIDERS = {
 
 
 @dataclass(frozen=True)
-class CrawlJob:
+class Variant:
+    """A strategy with settings of its own, under a label for reports:
+    ``bfs16=best-first:FOCUS_BATCH_SIZE=16;FOCUS_FRONTIER_MAX=256``."""
+
+    label: str
     strategy: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        label, _, spec = text.partition("=") if "=" in text.split(":")[0] else ("", "", text)
+        strategy, _, settings = spec.partition(":")
+        if strategy not in SPIDERS:
+            raise ValueError(f"unknown strategy {strategy!r} in {text!r}; known: {', '.join(SPIDERS)}")
+        pairs = tuple(
+            tuple(pair.split("=", 1)) for pair in settings.split(";") if pair.strip()
+        )
+        if any(len(pair) != 2 for pair in pairs):
+            raise ValueError(f"settings of {text!r} must be NAME=VALUE;NAME=VALUE")
+        return cls(label or strategy, strategy, pairs)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CrawlJob:
+    variant: Variant
     topic: Topic
     task: int
     budget: int
     folder: Path
+
+    @property
+    def strategy(self) -> str:
+        return self.variant.label
 
 
 def run_crawl_job(
@@ -49,12 +78,14 @@ def run_crawl_job(
         "FOCUS_PROGRESS_INTERVAL": "0",
         "LOG_LEVEL": "WARNING",
         "LOG_FILE": str(folder / "crawl.log"),
+        **dict(job.variant.settings),
         **(extra_settings or {}),
     }
     command = [
-        sys.executable, "-m", "scrapy", "crawl", SPIDERS[job.strategy],
+        sys.executable, "-m", "scrapy", "crawl", SPIDERS[job.variant.strategy],
         "-a", f"seeds={seeds}", "-a", f"query={job.topic.query}",
         "-a", f"topic_id={job.topic.id}", "-a", f"task={job.task}",
+        "-a", f"strategy_label={job.variant.label}",
     ]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]

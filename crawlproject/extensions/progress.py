@@ -104,7 +104,9 @@ class CrawlProgress:
         spider = self.crawler.spider
         result: dict[str, Any] = {
             "spider": spider.name if spider else None,
-            "strategy": getattr(getattr(spider, "strategy", None), "name", None),
+            # -a strategy_label=… names a variant (e.g. a batch size) in reports
+            "strategy": getattr(spider, "strategy_label", None)
+            or getattr(getattr(spider, "strategy", None), "name", None),
             "topic_id": getattr(spider, "topic_id", None),
             "task": getattr(spider, "task", None),
             "pages_fetched": self.fetched,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import pickle
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,7 @@ from scrapy.utils.request import request_from_dict
 
 from crawlproject import config
 from crawlproject import signals as focus_signals
-from crawlproject.frontier.base import PushOutcome
+from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.memory import MemoryFrontier
 from crawlproject.urls import canonicalize
 
@@ -52,6 +53,7 @@ logger = logging.getLogger(__name__)
 #: Request meta keys this project reads and writes.
 SCORE_KEY = "focus_score"
 CANONICAL_KEY = "focus_canonical"
+POPPED_KEY = "focus_popped_url"  # the frontier URL a request (or its redirect) came from
 
 _STATE_FILE = "frontier.pickle"
 _PLAIN, _FULL = 0, 1
@@ -71,9 +73,15 @@ class FrontierScheduler(BaseScheduler):
         crawler: Crawler,
         frontier: Frontier,
         jobdir: str | None = None,
+        batch_size: int = 1,
     ):
         self.crawler = crawler
         self.frontier = frontier
+        # Best-N-First (SPEC §2): release the N best URLs as one batch and
+        # choose the next N only once every page of the batch was processed.
+        self.batch_size = batch_size
+        self._batch: deque[FrontierEntry] = deque()
+        self._batch_outstanding: set[str] = set()
         self.jobdir = Path(jobdir) if jobdir else None
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self.spider: Spider | None = None
@@ -81,6 +89,7 @@ class FrontierScheduler(BaseScheduler):
         self._leases: dict[str, tuple[float, Any]] = {}
         crawler.signals.connect(self._settle_lease, signals.request_left_downloader)
         crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
+        crawler.signals.connect(self._page_processed, focus_signals.page_processed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -91,7 +100,8 @@ class FrontierScheduler(BaseScheduler):
             fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER", {"score", "fifo"})
             == "fifo",
         )
-        return cls(crawler, frontier, jobdir=job_dir(settings))
+        batch_size = config.get_int(settings, "FOCUS_BATCH_SIZE", minimum=1)
+        return cls(crawler, frontier, jobdir=job_dir(settings), batch_size=batch_size)
 
     # -- BaseScheduler contract --------------------------------------------
 
@@ -111,10 +121,13 @@ class FrontierScheduler(BaseScheduler):
         for url, (score, payload) in self._leases.items():
             self.frontier.push(url, score, payload, force=True)
         self._leases.clear()
+        for url, score, payload in self._batch:
+            self.frontier.push(url, score, payload, force=True)
+        self._batch.clear()
         self._save_state()
 
     def has_pending_requests(self) -> bool:
-        return len(self.frontier) > 0
+        return len(self.frontier) > 0 or bool(self._batch)
 
     def enqueue_request(self, request: Request) -> bool:
         meta = request.meta
@@ -140,20 +153,52 @@ class FrontierScheduler(BaseScheduler):
         return accepted
 
     def next_request(self) -> Request | None:
-        entry = self.frontier.pop()
+        entry = self._next_batched() if self.batch_size > 1 else self.frontier.pop()
         if entry is None:
             return None
         url, score, payload = entry
         request = self._decode(url, payload)
         request.meta[SCORE_KEY] = score
         request.meta[CANONICAL_KEY] = True
+        request.meta[POPPED_KEY] = url
         self._leases[url] = (score, payload)
         self.stats.inc_value("scheduler/dequeued")
         self.stats.set_value("frontier/queued", len(self.frontier))
         return request
 
     def __len__(self) -> int:
-        return len(self.frontier)
+        return len(self.frontier) + len(self._batch)
+
+    # -- Best-N-First batches ------------------------------------------------
+
+    def _next_batched(self) -> FrontierEntry | None:
+        if not self._batch:
+            if self._batch_outstanding:
+                return None  # the batch's pages are still being fetched or parsed
+            while len(self._batch) < self.batch_size:
+                entry = self.frontier.pop()
+                if entry is None:
+                    break
+                self._batch.append(entry)
+            self._batch_outstanding = {entry.url for entry in self._batch}
+            if self._batch:
+                self.stats.inc_value("frontier/batches")
+        return self._batch.popleft() if self._batch else None
+
+    def _page_processed(self, url: str | None) -> None:
+        if url is None or url not in self._batch_outstanding:
+            return
+        self._batch_outstanding.discard(url)
+        if not self._batch_outstanding and not self._batch:
+            self._wake_engine()
+
+    def _wake_engine(self) -> None:
+        """Ask the engine for the next request now rather than at its next
+        heartbeat (Scrapy has no public call for this)."""
+        engine = self.crawler.engine
+        slot = getattr(engine, "_slot", None)
+        if slot is not None:
+            slot.nextcall.schedule()
 
     # -- Request <-> payload -------------------------------------------------
 

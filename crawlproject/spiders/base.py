@@ -30,8 +30,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import load_object
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
-from crawlproject.frontier.scheduler import SCORE_KEY
+from crawlproject.frontier.scheduler import POPPED_KEY, SCORE_KEY
 from crawlproject.items import PageItem
 from crawlproject.page import Page
 from crawlproject.strategies.base import CrawlStrategy, Topic
@@ -95,8 +96,19 @@ class FocusedSpider(Spider):
             )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        try:
+            yield from self._parse_page(response)
+        finally:
+            # Every link is in the scheduler now (Best-N-First waits for this).
+            self._page_done(response.meta)
+
+    def _page_done(self, meta: dict[str, Any]) -> None:
+        assert self.crawler is not None
+        self.crawler.signals.send_catch_log(focus_signals.page_processed, url=meta.get(POPPED_KEY))
+
+    def _parse_page(self, response: Response) -> Iterator[Any]:
         page = Page.from_response(
-            response, response.meta.get("depth", 0), response.meta.get(PARENT_KEY)
+            response, response.meta.get("depth", 0), response.meta.get(PARENT_KEY), response.meta
         )
         ok = 200 <= response.status < 300
         relevance = self.strategy.page_relevance(page) if ok else None
@@ -104,20 +116,26 @@ class FocusedSpider(Spider):
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
         yield self._page_item(response, page, relevance, links)
-        depth_parent = {PARENT_KEY: response.url}
+        if not follow:
+            return
+        # What every child inherits: its parent, and the strategy's state.
+        inherited = {PARENT_KEY: response.url, **self.strategy.child_state(page, relevance)}
         for link, score in zip(follow, scores):
+            if score is None:
+                continue  # the strategy chose not to follow this link
             yield Request(
                 link.url,
                 callback=self.parse,
                 errback=self.on_error,
-                meta={SCORE_KEY: score, **depth_parent},
+                meta={SCORE_KEY: score, **inherited},
             )
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
         """A fetch that failed (dead host, timeout): recorded, never raised."""
+        request = failure.request  # type: ignore[attr-defined]
+        self._page_done(request.meta)
         if failure.check(IgnoreRequest):
             return  # refused by policy (robots.txt): counted, not fetched
-        request = failure.request  # type: ignore[attr-defined]
         yield PageItem(
             url=request.url,
             canonical_url=canonicalize(request.url),

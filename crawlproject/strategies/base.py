@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from crawlproject import config
 from crawlproject.text import TermAnalyzer
@@ -52,5 +52,12 @@ class CrawlStrategy(ABC):
         return None
 
     @abstractmethod
-    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        """One score per link of ``page.links``, in order; higher is better."""
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
+        """One score per link of ``page.links``, in order; higher is better.
+        ``None`` means: do not follow this link."""
+
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
+        """Request meta every link of *page* carries to its own page (e.g. an
+        inherited score, a depth budget); read back there from ``page.meta``.
+        Must be small and picklable: it is stored in the frontier."""
+        return {}

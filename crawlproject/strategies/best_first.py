@@ -32,6 +32,6 @@ class BestFirstStrategy(CrawlStrategy):
     def page_relevance(self, page: Page) -> float:
         return cosine(self.query_vector, page.vector(self.analyzer))
 
-    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         score = relevance if relevance is not None else self.page_relevance(page)
         return [score] * len(page.links)

@@ -1,0 +1,120 @@
+"""SharkSearch and its ancestor Fish-Search (SPEC §2).
+
+Every link of page p (with query q) scores
+
+    score(url)        = γ·inherited(url) + (1−γ)·neighborhood(url)
+    inherited(url)    = δ·sim(q,p)          if sim(q,p) > 0
+                        δ·inherited(p)      otherwise
+    neighborhood(url) = β·anchor(url) + (1−β)·context(url)
+    anchor(url)       = sim(q, anchor text)
+    context(url)      = 1 if anchor(url) > 0, else sim(q, the words around the link)
+
+and carries a depth budget: D below a relevant page, one less below an
+irrelevant one; a link whose budget reaches 0 is not followed. The budget and
+inherited(url) ride in the request meta, so a page knows its own when it is
+fetched; a URL found again from a better page gets both raised with its score.
+
+Fish-Search is the same machinery with a binary relevance (a page is
+relevant when it shares any term with the query) and no neighborhood (γ = 1).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawlproject import config
+from crawlproject.strategies.best_first import BestFirstStrategy
+from crawlproject.text import TermAnalyzer, cosine
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from crawlproject.page import Page
+    from crawlproject.strategies.base import Topic
+
+INHERITED_KEY = "focus_inherited"
+DEPTH_KEY = "focus_depth_budget"
+
+
+class SharkSearchStrategy(BestFirstStrategy):
+    name = "shark-search"
+
+    def __init__(
+        self,
+        topic: Topic,
+        analyzer: TermAnalyzer,
+        gamma: float = 0.7,
+        delta: float = 0.5,
+        beta: float = 0.8,
+        depth: int = 3,
+        context_words: int = 10,
+    ):
+        super().__init__(topic, analyzer)
+        self.gamma, self.delta, self.beta = gamma, delta, beta
+        self.depth, self.context_words = depth, context_words
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        settings = crawler.settings
+        return cls(
+            topic,
+            TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
+            gamma=config.get_float(settings, "FOCUS_SHARK_GAMMA", 0.0, 1.0),
+            delta=config.get_float(settings, "FOCUS_SHARK_DELTA", 0.0, 1.0),
+            beta=config.get_float(settings, "FOCUS_SHARK_BETA", 0.0, 1.0),
+            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH", minimum=1),
+            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS", minimum=0),
+        )
+
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
+        inherited, depth = self._inheritance(page, relevance or 0.0)
+        return {INHERITED_KEY: inherited, DEPTH_KEY: depth}
+
+    def _inheritance(self, page: Page, sim: float) -> tuple[float, int]:
+        """inherited(url) and the depth budget of every link of *page*."""
+        if sim > 0:
+            return self.delta * sim, self.depth
+        parent_inherited = float(page.meta.get(INHERITED_KEY, 0.0))
+        parent_depth = int(page.meta.get(DEPTH_KEY, self.depth))
+        return self.delta * parent_inherited, parent_depth - 1
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
+        sim = relevance if relevance is not None else self.page_relevance(page)
+        inherited, depth = self._inheritance(page, sim)
+        if depth <= 0:
+            return [None] * len(page.links)  # the irrelevant path ends here
+        return [
+            self.gamma * inherited + (1 - self.gamma) * self._neighborhood(page, link)
+            for link in page.links
+        ]
+
+    def _neighborhood(self, page: Page, link: Any) -> float:
+        if self.gamma == 1.0:
+            return 0.0
+        context = page.link_context(link, self.context_words)
+        anchor = cosine(self.query_vector, self.analyzer.vector(context.anchor))
+        around = 1.0 if anchor > 0 else cosine(self.query_vector, self.analyzer.vector(context.context))
+        return self.beta * anchor + (1 - self.beta) * around
+
+
+class FishSearchStrategy(SharkSearchStrategy):
+    name = "fish-search"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        settings = crawler.settings
+        return cls(
+            topic,
+            TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
+            gamma=1.0,
+            delta=config.get_float(settings, "FOCUS_SHARK_DELTA", 0.0, 1.0),
+            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH", minimum=1),
+        )
+
+    def page_relevance(self, page: Page) -> float:
+        """Binary: 1 if the page shares any term with the query, else 0."""
+        terms = page.vector(self.analyzer)
+        return 1.0 if any(term in terms for term in self.query_vector) else 0.0
