@@ -51,14 +51,14 @@ def link_contexts(root: HtmlElement, base_url: str, window: int) -> dict[str, Li
             if attribute and open_links:
                 # A link inside an unclosed link: as an HTML5 browser does,
                 # the open one ends where the new one starts.
-                for url, start, stand_in in open_links.values():
-                    spans.append((url, start, len(words), stand_in))
+                for outer_url, start, stand_in in open_links.values():
+                    spans.append((outer_url, start, len(words), stand_in))
                 open_links.clear()
             if attribute and element.get(attribute):
                 stand_in = next((element.get(a) for a in _STAND_IN_ATTRIBUTES if element.get(a)), "")
-                url = _resolve(base_url, element.get(attribute))
-                if url:
-                    open_links[id(element)] = (url, len(words), stand_in or "")
+                resolved = _resolve(base_url, element.get(attribute))
+                if resolved:
+                    open_links[id(element)] = (resolved, len(words), stand_in or "")
             if tag not in _SKIPPED and element.text:
                 words += element.text.split()
         else:
