@@ -28,7 +28,7 @@ from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
 from crawlproject.evaluation.runner import CrawlJob, Variant, run_crawl_job  # noqa: E402
-from crawlproject.evaluation.topics import derive_topics, write_topics  # noqa: E402
+from crawlproject.evaluation.topics import derive_topics, read_topics, write_topics  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 
 
@@ -44,6 +44,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
+    parser.add_argument(
+        "--exclude-topics", type=Path, default=None,
+        help="a topics.jsonl whose topics are left out (e.g. tune on topics a benchmark does not use)",
+    )
     parser.add_argument("--tasks", default="1,2")
     parser.add_argument("--budgets", default="200,500,1000")
     parser.add_argument(
@@ -68,6 +72,9 @@ def main() -> int:
 
     corpus = load_corpus(warc, labels, ROOT / ".cache")
     topics = derive_topics(corpus, rng_seed=args.seed)
+    if args.exclude_topics:
+        excluded = {t.id for t in read_topics(args.exclude_topics)}
+        topics = [t for t in topics if t.id not in excluded]
     if args.topics and len(topics) > args.topics:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
     out.mkdir(parents=True, exist_ok=True)
@@ -102,6 +109,8 @@ def main() -> int:
         relative = out.relative_to(ROOT)
         images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
         strategies_arg = f" --strategies '{args.strategies}'" + (f" --name {section}" if args.name else "")
+        if args.exclude_topics:
+            strategies_arg += f" --exclude-topics {args.exclude_topics}"
         write_section(
             section,
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "

@@ -174,3 +174,30 @@ def test_resume_from_jobdir_continues_the_same_order(webkb_replay: ReplayProcess
     assert len(resumed) == len(set(resumed)), "a URL was fetched twice"
     assert "Resuming crawl" in second.log
     assert resumed[:55] == whole.urls[:55]
+
+
+def test_best_n_first_survives_redirects_and_retries(tmp_path: Path) -> None:
+    html_type = [("Content-Type", "text/html")]
+    links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(6))
+    warc = write_warc(
+        tmp_path / "redirects.warc.gz",
+        [
+            ("http://r.test/", 200, html_type, html(links + '<a href="/moved">m</a><a href="/loop">l</a>')),
+            ("http://r.test/moved", 301, [("Location", "http://r.test/new-home")], b""),
+            ("http://r.test/loop", 302, [("Location", "http://r.test/")], b""),
+            ("http://r.test/new-home", 200, html_type, html('<a href="/p0">again</a>')),
+            ("http://r.test/flaky", 503, html_type, html("try later")),
+            *[(f"http://r.test/p{i}", 200, html_type, html('<a href="/flaky">f</a>')) for i in range(6)],
+        ],
+    )
+    with ReplayProcess(str(warc)) as replay:
+        result = run_crawl(
+            "bestfirst", tmp_path / "out", ["http://r.test/"], replay.proxy_url, "page",
+            settings={"FOCUS_BATCH_SIZE": 4, "RETRY_TIMES": 2, "CLOSESPIDER_TIMEOUT": 60},
+        )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.summary["finish_reason"] == "finished"
+    fetched = {r["url"] for r in result.history}
+    assert {"http://r.test/new-home", "http://r.test/flaky"} <= fetched
+    assert {f"http://r.test/p{i}" for i in range(6)} <= fetched
+    assert "frontier/batch_pages_lost" not in result.log

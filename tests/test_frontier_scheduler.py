@@ -108,6 +108,7 @@ def test_best_n_first_releases_batches_and_waits_for_them(tmp_path: Path) -> Non
     from crawlproject.frontier.scheduler import POPPED_KEY
 
     scheduler, _ = make_scheduler({"FOCUS_BATCH_SIZE": 4})
+    busy_engine(scheduler)
     for i in range(10):
         scheduler.enqueue_request(Request(f"http://h{i}/", meta={SCORE_KEY: i / 10}))
     batch = [scheduler.next_request() for _ in range(4)]
@@ -122,3 +123,42 @@ def test_best_n_first_releases_batches_and_waits_for_them(tmp_path: Path) -> Non
     scheduler.crawler.signals.send_catch_log(focus_signals.page_processed, url=batch[3].meta[POPPED_KEY])  # type: ignore[union-attr]
     assert scheduler.next_request().url == "http://best/"  # type: ignore[union-attr]
     assert scheduler.stats.get_value("frontier/batches") == 2
+
+
+def busy_engine(scheduler: FrontierScheduler, busy: bool = True) -> None:
+    """A stand-in for the engine's two idleness facts (downloads, parsing)."""
+    from types import SimpleNamespace
+
+    scheduler.crawler.engine = SimpleNamespace(  # type: ignore[assignment]
+        downloader=SimpleNamespace(active={"a request"} if busy else set()),
+        scraper=SimpleNamespace(slot=None),
+    )
+
+
+def test_best_n_first_keeps_retries_in_the_batch_and_lets_redirects_go() -> None:
+    from crawlproject.frontier.scheduler import POPPED_KEY
+
+    scheduler, _ = make_scheduler({"FOCUS_BATCH_SIZE": 2})
+    busy_engine(scheduler)
+    for i in range(4):
+        scheduler.enqueue_request(Request(f"http://h{i}/", meta={SCORE_KEY: i / 10}))
+    first, second = scheduler.next_request(), scheduler.next_request()
+    assert first is not None and second is not None
+    # a retry of the first page is served before the batch can end
+    assert scheduler.enqueue_request(first.replace(dont_filter=True))
+    assert scheduler.next_request().url == first.url  # type: ignore[union-attr]
+    # the second page redirects: the target is queued, the page counts as done
+    assert scheduler.enqueue_request(second.replace(url="http://elsewhere/"))
+    assert scheduler._batch_outstanding == {first.meta[POPPED_KEY]}  # noqa: SLF001
+
+
+def test_best_n_first_does_not_wait_forever_for_lost_pages() -> None:
+    scheduler, _ = make_scheduler({"FOCUS_BATCH_SIZE": 2})
+    busy_engine(scheduler, busy=False)
+    for i in range(4):
+        scheduler.enqueue_request(Request(f"http://h{i}/", meta={SCORE_KEY: i / 10}))
+    scheduler.next_request()
+    scheduler.next_request()
+    # never reported back, and nothing is in flight: the next batch starts
+    assert scheduler.next_request() is not None
+    assert scheduler.stats.get_value("frontier/batch_pages_lost") == 2

@@ -131,8 +131,22 @@ class FrontierScheduler(BaseScheduler):
 
     def enqueue_request(self, request: Request) -> bool:
         meta = request.meta
-        url = request.url if meta.get(CANONICAL_KEY) else canonicalize(request.url)
+        # The flag holds the URL it vouches for: a redirect copies the meta
+        # of its original but not its URL, so it is canonicalized here.
+        url = request.url if meta.get(CANONICAL_KEY) == request.url else canonicalize(request.url)
         score = _score_of(request)
+        popped = meta.get(POPPED_KEY)
+        if popped is not None and popped in self._batch_outstanding:
+            if url == popped:  # a retry: it stays in its batch
+                self._batch.appendleft(FrontierEntry(url, score, self._encode(request)))
+                self.stats.inc_value("scheduler/enqueued")
+                return True
+            # A redirect: its target is queued like any found URL, and the
+            # batch page that redirected counts as processed.
+            self._page_processed(popped)
+        return self._push(url, score, request)
+
+    def _push(self, url: str, score: float, request: Request) -> bool:
         outcome = self.frontier.push(
             url, score, self._encode(request), force=request.dont_filter
         )
@@ -159,7 +173,7 @@ class FrontierScheduler(BaseScheduler):
         url, score, payload = entry
         request = self._decode(url, payload)
         request.meta[SCORE_KEY] = score
-        request.meta[CANONICAL_KEY] = True
+        request.meta[CANONICAL_KEY] = url
         request.meta[POPPED_KEY] = url
         self._leases[url] = (score, payload)
         self.stats.inc_value("scheduler/dequeued")
@@ -173,8 +187,13 @@ class FrontierScheduler(BaseScheduler):
 
     def _next_batched(self) -> FrontierEntry | None:
         if not self._batch:
-            if self._batch_outstanding:
+            if self._batch_outstanding and not self._engine_idle():
                 return None  # the batch's pages are still being fetched or parsed
+            if self._batch_outstanding:
+                # Nothing is in flight, yet pages were never reported back
+                # (dropped by some middleware): do not wait for them forever.
+                self.stats.inc_value("frontier/batch_pages_lost", len(self._batch_outstanding))
+                self._batch_outstanding = set()
             while len(self._batch) < self.batch_size:
                 entry = self.frontier.pop()
                 if entry is None:
@@ -191,6 +210,13 @@ class FrontierScheduler(BaseScheduler):
         self._batch_outstanding.discard(url)
         if not self._batch_outstanding and not self._batch:
             self._wake_engine()
+
+    def _engine_idle(self) -> bool:
+        engine = self.crawler.engine
+        if engine is None:
+            return True
+        scraper_slot = getattr(engine.scraper, "slot", None)
+        return not engine.downloader.active and (scraper_slot is None or scraper_slot.is_idle())
 
     def _wake_engine(self) -> None:
         """Ask the engine for the next request now rather than at its next

@@ -62,7 +62,7 @@ class CanonicalizeMiddleware:
                 yield admitted
 
     def _admit(self, obj: Any) -> Any:
-        if not isinstance(obj, Request) or obj.meta.get(CANONICAL_KEY):
+        if not isinstance(obj, Request) or obj.meta.get(CANONICAL_KEY) == obj.url:
             return obj
         url = canonicalize(obj.url)
         reason = refusal_reason(url, self.max_length)
@@ -77,5 +77,5 @@ class CanonicalizeMiddleware:
                 )
             return None
         request = obj if url == obj.url else obj.replace(url=url)
-        request.meta[CANONICAL_KEY] = True
+        request.meta[CANONICAL_KEY] = url
         return request
