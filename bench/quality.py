@@ -60,6 +60,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    parser.add_argument(
+        "--reuse-crawls", action="store_true",
+        help="keep crawls that already finished under --out (resume, or re-evaluate only)",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     warc, labels = corpus_files(args.corpus.resolve())
@@ -85,23 +89,33 @@ def main() -> int:
     ]
     print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
     failed = []
+    timing = out / "crawl-time.json"
+    todo = [j for j in jobs if not (args.reuse_crawls and (j.folder / "summary.json").exists())]
+    if len(todo) < len(jobs):
+        print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
     with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in jobs}
+        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             job, completed = futures[future], future.result()
             if completed.returncode != 0:
                 failed.append(job)
                 print(f"  FAILED {job.folder}: {completed.stderr[-500:]}", flush=True)
-            if done % 10 == 0 or done == len(jobs):
-                print(f"  {done}/{len(jobs)} crawls done ({time.monotonic() - started:.0f}s)", flush=True)
+            if done % 10 == 0 or done == len(todo):
+                print(f"  {done}/{len(todo)} crawls done ({time.monotonic() - started:.0f}s)", flush=True)
     if failed:
         raise SystemExit(f"{len(failed)} crawls failed")
+    if todo:  # the time the crawls took, kept for a later re-evaluation
+        crawl_seconds = time.monotonic() - started
+        if len(todo) == len(jobs):
+            timing.write_text(json.dumps({"crawl_seconds": crawl_seconds}), encoding="utf-8")
     evaluator = Evaluator(corpus, topics)
     result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets)
     (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plots = plot_trajectories(result, out)
     write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
     elapsed = time.monotonic() - started
+    if len(todo) < len(jobs) and timing.exists():
+        elapsed = json.loads(timing.read_text())["crawl_seconds"] + elapsed  # crawls of the earlier run
     tables = markdown_tables(result)
     print(tables)
     print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
@@ -111,6 +125,8 @@ def main() -> int:
         strategies_arg = f" --strategies '{args.strategies}'" + (f" --name {section}" if args.name else "")
         if args.exclude_topics:
             strategies_arg += f" --exclude-topics {args.exclude_topics}"
+        if args.reuse_crawls:
+            strategies_arg += " --reuse-crawls"
         write_section(
             section,
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "

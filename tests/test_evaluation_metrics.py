@@ -88,3 +88,17 @@ def test_paired_one_tailed_t_test_matches_a_hand_computation_and_scipy() -> None
     assert p == pytest.approx(stats.ttest_rel(better, worse, alternative="greater").pvalue)
     # and the other direction is not significant
     assert paired_one_tailed(worse, better)[1] == pytest.approx(1 - p)
+
+
+def test_gap_closed_of_means_against_hand_computation() -> None:
+    from crawlproject.evaluation.evaluate import _gap_closed_of_means
+
+    def at(h: float) -> dict[str, dict[str, float]]:
+        return {"500": {"harvest_rate": h}}
+
+    values = {
+        ("best-first", "t1"): at(0.3), ("breadth-first", "t1"): at(0.1), ("path-oracle", "t1"): at(0.5),
+        ("best-first", "t2"): at(0.2), ("breadth-first", "t2"): at(0.2), ("path-oracle", "t2"): at(0.3),
+    }
+    # means: best 0.25, bfs 0.15, path 0.4 -> (0.25-0.15)/(0.4-0.15) = 0.4
+    assert _gap_closed_of_means(values, "best-first", ["t1", "t2"], "500") == pytest.approx(0.4)

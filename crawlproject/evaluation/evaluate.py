@@ -183,6 +183,7 @@ def summarize(per_crawl: list[dict[str, Any]], budgets: list[int]) -> dict[str, 
                     mean, stderr = mean_and_stderr(series)
                     row[metric] = {"mean": mean, "stderr": stderr, "n": len(series)}
                 row["gap_closed"] = _gap_closed(values, strategy, topics, budget)
+                row["gap_closed_of_means"] = _gap_closed_of_means(values, strategy, topics, budget)
                 row["vs_breadth_first"] = _t_test(values, strategy, FLOOR, topics, budget)
                 rows[strategy] = row
             task_table[budget] = rows
@@ -206,6 +207,23 @@ def _t_test(values: dict[Any, Any], strategy: str, baseline: str, topics: list[s
         return None
     t, p = paired_one_tailed(better, worse)
     return {"metric": "harvest_rate", "t": t, "p": p, "n": len(better)}
+
+
+def _gap_closed_of_means(
+    values: dict[Any, Any], strategy: str, topics: list[str], budget: str
+) -> float | None:
+    """(mean H − mean H_bfs) / (mean H_path − mean H_bfs) over the topics all
+    three crawled: steadier than the mean of per-topic ratios, whose small
+    denominators swing."""
+    both = [t for t in topics if all((s, t) in values for s in (strategy, FLOOR, CEILING))]
+    if not both:
+        return None
+    means = [
+        sum(values[(s, t)][budget]["harvest_rate"] for t in both) / len(both)
+        for s in (strategy, FLOOR, CEILING)
+    ]
+    gap = metrics.gap_closed(*means)
+    return None if math.isnan(gap) else gap
 
 
 def _gap_closed(values: dict[Any, Any], strategy: str, topics: list[str], budget: str) -> dict[str, float] | None:

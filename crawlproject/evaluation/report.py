@@ -77,8 +77,8 @@ def markdown_tables(result: dict[str, Any]) -> str:
             lines += [
                 f"**Task {task}** (start from {start}), **{budget} pages** — mean ± 1 s.e. over topics, %:",
                 "",
-                "| strategy | topics | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle | harvest > BFS: p (one-tailed, paired) |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "| strategy | topics | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle: per topic | of the means | harvest > BFS: p (one-tailed, paired) |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for strategy in _strategy_order(set(rows)):
                 row = rows[strategy]
@@ -86,6 +86,8 @@ def markdown_tables(result: dict[str, Any]) -> str:
                 p = "–" if not test else f"{test['p']:.2g} (t={test['t']:.2f})"
                 gap = row["gap_closed"]
                 gap_text = "–" if not gap else f"{gap['mean']:.2f} ± {gap['stderr']:.2f}"
+                of_means = row.get("gap_closed_of_means")
+                gap_text += " | " + ("–" if of_means is None else f"{of_means:.2f}")
                 lines.append(
                     f"| {strategy} | {row['harvest_rate']['n']} | {_cell(row['harvest_rate'])} "
                     f"| {_cell(row['target_recall'])} | {_cell(row['average_relevance'])} "
