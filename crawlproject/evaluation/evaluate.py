@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: The floor and the ceiling of "fraction of the gap closed".
-FLOOR, CEILING = "breadth-first", "path-oracle"
+#: The floor and the ceilings of "fraction of the gap closed".
+FLOOR, CEILING, ONE_STEP_CEILING = "breadth-first", "path-oracle", "oracle"
 TRAJECTORY_STEP = 10
 
 
@@ -184,6 +184,9 @@ def summarize(per_crawl: list[dict[str, Any]], budgets: list[int]) -> dict[str, 
                     row[metric] = {"mean": mean, "stderr": stderr, "n": len(series)}
                 row["gap_closed"] = _gap_closed(values, strategy, topics, budget)
                 row["gap_closed_of_means"] = _gap_closed_of_means(values, strategy, topics, budget)
+                row["one_step_gap_closed_of_means"] = _gap_closed_of_means(
+                    values, strategy, topics, budget, ceiling=ONE_STEP_CEILING
+                )
                 row["vs_breadth_first"] = _t_test(values, strategy, FLOOR, topics, budget)
                 rows[strategy] = row
             task_table[budget] = rows
@@ -210,17 +213,17 @@ def _t_test(values: dict[Any, Any], strategy: str, baseline: str, topics: list[s
 
 
 def _gap_closed_of_means(
-    values: dict[Any, Any], strategy: str, topics: list[str], budget: str
+    values: dict[Any, Any], strategy: str, topics: list[str], budget: str, ceiling: str = CEILING
 ) -> float | None:
     """(mean H − mean H_bfs) / (mean H_path − mean H_bfs) over the topics all
     three crawled: steadier than the mean of per-topic ratios, whose small
     denominators swing."""
-    both = [t for t in topics if all((s, t) in values for s in (strategy, FLOOR, CEILING))]
+    both = [t for t in topics if all((s, t) in values for s in (strategy, FLOOR, ceiling))]
     if not both:
         return None
     means = [
         sum(values[(s, t)][budget]["harvest_rate"] for t in both) / len(both)
-        for s in (strategy, FLOOR, CEILING)
+        for s in (strategy, FLOOR, ceiling)
     ]
     gap = metrics.gap_closed(*means)
     return None if math.isnan(gap) else gap
