@@ -88,3 +88,17 @@ def test_fish_search_is_binary_and_ignores_the_neighborhood() -> None:
     assert fish.page_relevance(irrelevant) == 0.0
     assert fish.score_links(irrelevant, 0.0) == [0.25]
     assert fish.child_state(irrelevant, 0.0)[DEPTH_KEY] == 1
+
+
+def test_spiders_build_their_strategies_from_settings() -> None:
+    from scrapy.utils.test import get_crawler
+
+    from crawlproject.spiders.sharksearch import FishSearchSpider, SharkSearchSpider
+
+    settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7}
+    shark_spider = SharkSearchSpider.from_crawler(get_crawler(SharkSearchSpider, settings), query="jazz", seeds="http://h/")
+    strategy = shark_spider.strategy
+    assert isinstance(strategy, SharkSearchStrategy)
+    assert (strategy.gamma, strategy.depth, strategy.context_words) == (0.4, 5, 7)
+    fish_spider = FishSearchSpider.from_crawler(get_crawler(FishSearchSpider, settings), query="jazz", seeds="http://h/")
+    assert isinstance(fish_spider.strategy, FishSearchStrategy) and fish_spider.strategy.gamma == 1.0

@@ -105,14 +105,9 @@ class FishSearchStrategy(SharkSearchStrategy):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        settings = crawler.settings
-        return cls(
-            topic,
-            TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
-            gamma=1.0,
-            delta=config.get_float(settings, "FOCUS_SHARK_DELTA", 0.0, 1.0),
-            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH", minimum=1),
-        )
+        strategy = super().from_crawler(crawler, topic)
+        strategy.gamma = 1.0  # no neighborhood: links inherit their page's worth only
+        return strategy
 
     def page_relevance(self, page: Page) -> float:
         """Binary: 1 if the page shares any term with the query, else 0."""
