@@ -149,18 +149,6 @@ class MemoryFrontier:
     def __contains__(self, url: object) -> bool:
         return url in self._entries
 
-    # -- Introspection for stats and tests ---------------------------------
-
-    @property
-    def fetched_count(self) -> int:
-        return len(self._fetched)
-
-    def was_fetched(self, url: str) -> bool:
-        return url in self._fetched
-
-    def host_count(self) -> int:
-        return len({host_of(url) for url in self._entries})
-
     # -- Internals ----------------------------------------------------------
 
     def _pop_global(self) -> FrontierEntry | None:
