@@ -24,11 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import write_section  # noqa: E402
-from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
+from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
+from crawlproject.evaluation.models import train_topic_model  # noqa: E402
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
-from crawlproject.evaluation.runner import CrawlJob, Variant, run_crawl_job  # noqa: E402
-from crawlproject.evaluation.topics import derive_topics, read_topics, write_topics  # noqa: E402
+from crawlproject.evaluation.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job  # noqa: E402
+from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 
 
@@ -38,6 +39,15 @@ def corpus_files(folder: Path) -> tuple[Path, Path]:
     if not warcs or not labels.is_file():
         raise SystemExit(f"{folder} must hold a .warc.gz and labels.tsv")
     return warcs[0], labels
+
+
+def train_models(corpus: Corpus, topics: list[Topic], folder: Path) -> dict[str, tuple[Path, str]]:
+    """One taxonomy model per topic, host-disjoint (crawlproject.evaluation.models)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    models = {t.id: train_topic_model(corpus, t, folder / f"{t.id}.joblib") for t in topics}
+    print(f"  {len(models)} topic models in {folder} ({time.monotonic() - started:.0f}s)", flush=True)
+    return models
 
 
 def main() -> int:
@@ -83,8 +93,12 @@ def main() -> int:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
+    models = train_models(corpus, topics, out / "models") if any(v.strategy in NEEDS_MODEL for v in variants) else {}
     jobs = [
-        CrawlJob(v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label)
+        CrawlJob(
+            v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label,
+            *(models[t.id] if v.strategy in NEEDS_MODEL else (None, "")),
+        )
         for t in topics for task in tasks if t.start(task) for v in variants
     ]
     print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)

@@ -47,6 +47,17 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_RANDOM_SEED": 0,
     "FOCUS_ORACLE_WARC": "",
     "FOCUS_CACHE_DIR": ".cache",
+    # Focused crawler (strategies.focused, spiders.focused)
+    "FOCUS_MODEL": "",
+    "FOCUS_GOOD": "",
+    "FOCUS_FOCUS_MODE": "soft",
+    "FOCUS_CLASSIFY_BATCH": 16,
+    "FOCUS_CLASSIFY_WAIT": 0.02,
+    "FOCUS_DISTILL_EVERY": 0,
+    "FOCUS_DISTILL_HUBS": 10,
+    "FOCUS_DISTILL_SAME_HOST": False,
+    "FOCUS_RETRAIN_EVERY": 0,
+    "FOCUS_RETRAIN_CONFIDENCE": 0.9,
     # Output (pipelines, extensions)
     "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(time)s",
     "FOCUS_STORE_PAGES": True,

@@ -64,6 +64,13 @@ class TermAnalyzer:
         """Term-frequency vector of *text*."""
         return Counter(self.terms(text))
 
+    # A saved classifier pickles its analyzer; the C stemmer is rebuilt on load.
+    def __getstate__(self) -> dict[str, object]:
+        return {"stem": self.stem, "stopwords": self.stopwords}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
 
 @lru_cache(maxsize=1)
 def _porter_stemmer() -> Stemmer.Stemmer:

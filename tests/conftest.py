@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.utils.test import get_crawler
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from crawlproject.frontier.scheduler import FrontierScheduler
 from crawlproject.replay.process import ReplayProcess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,6 +115,19 @@ def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], by
             )
             writer.write_record(record)
     return path
+
+
+def open_scheduler(
+    spider_cls: type[Spider], settings: dict[str, object] | None = None, **spider_kwargs: Any
+) -> tuple[Crawler, FrontierScheduler, Spider]:
+    """A FrontierScheduler opened for a spider, as Crawler.crawl would build it."""
+    crawler = get_crawler(spider_cls, settings or {})
+    crawler._apply_settings()  # noqa: SLF001 (builds stats, as Crawler.crawl does)
+    spider = spider_cls.from_crawler(crawler, **spider_kwargs)
+    crawler.spider = spider
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    return crawler, scheduler, spider
 
 
 def html(body: str, title: str = "page") -> bytes:

@@ -6,19 +6,15 @@ import math
 from pathlib import Path
 
 from scrapy import Request, signals
-from scrapy.utils.test import get_crawler
 
 from crawlproject.frontier.scheduler import SCORE_KEY, FrontierScheduler
 from crawlproject.spiders.bestfirst import BestFirstSpider
+from tests.conftest import open_scheduler
 
 
 def make_scheduler(settings: dict[str, object] | None = None) -> tuple[FrontierScheduler, BestFirstSpider]:
-    crawler = get_crawler(BestFirstSpider, settings or {})
-    crawler._apply_settings()  # noqa: SLF001 (builds stats, as Crawler.crawl does)
-    spider = BestFirstSpider.from_crawler(crawler, query="course", seeds="http://h/")
-    crawler.spider = spider
-    scheduler = FrontierScheduler.from_crawler(crawler)
-    scheduler.open(spider)
+    _, scheduler, spider = open_scheduler(BestFirstSpider, settings, query="course", seeds="http://h/")
+    assert isinstance(spider, BestFirstSpider)
     return scheduler, spider
 
 

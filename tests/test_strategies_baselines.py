@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from scrapy import Request
-from scrapy.utils.test import get_crawler
 
 from crawlproject import signals as focus_signals
-from crawlproject.frontier.scheduler import SCORE_KEY, FrontierScheduler
+from crawlproject.frontier.scheduler import SCORE_KEY
 from crawlproject.page import Link, Page
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
@@ -16,6 +15,7 @@ from crawlproject.strategies.baselines import (
     RandomStrategy,
 )
 from crawlproject.text import TermAnalyzer
+from tests.conftest import open_scheduler
 
 #   a -> b -> c(relevant),  a -> d -> e -> f(relevant),  g isolated
 INLINKS = {"http://x/b": ["http://x/a"], "http://x/c": ["http://x/b"], "http://x/d": ["http://x/a"],
@@ -52,14 +52,9 @@ def test_random_is_reproducible_for_a_seed() -> None:
 
 
 def test_rescore_signal_reorders_the_queued_urls() -> None:
-    crawler = get_crawler(RandomSpider, {})
-    crawler._apply_settings()  # noqa: SLF001
-    spider = RandomSpider.from_crawler(crawler, seeds="http://x/")
-    crawler.spider = spider
-    scheduler = FrontierScheduler.from_crawler(crawler)
-    scheduler.open(spider)
+    crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://x/")
     for i in range(5):
         scheduler.enqueue_request(Request(f"http://x/{i}", meta={SCORE_KEY: i / 10}))
-    crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=lambda url, score: -score)
+    crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=lambda url, score, meta: -score)
     assert [scheduler.next_request().url for _ in range(5)] == [f"http://x/{i}" for i in range(5)]  # type: ignore[union-attr]
     assert scheduler.stats.get_value("frontier/rescored") == 1

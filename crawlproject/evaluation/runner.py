@@ -20,7 +20,10 @@ SPIDERS = {
     "random": "random",
     "oracle": "oracle",
     "path-oracle": "pathoracle",
+    "focused": "focused",
 }
+#: strategies that need a trained taxonomy model (crawlproject.evaluation.models)
+NEEDS_MODEL = frozenset({"focused"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class CrawlJob:
     task: int
     budget: int
     folder: Path
+    model: Path | None = None  # the topic's taxonomy model, for the focused crawler
+    good: str = ""  # the good category to crawl with (default: the topic's)
 
     @property
     def strategy(self) -> str:
@@ -87,6 +92,8 @@ def run_crawl_job(
         "-a", f"topic_id={job.topic.id}", "-a", f"task={job.task}",
         "-a", f"strategy_label={job.variant.label}",
     ]
+    if job.model is not None:
+        command += ["-a", f"model={job.model}", "-a", f"good={job.good or job.topic.category}"]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+_FOCUSED_STATS = ("focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/")
+
+
 class CrawlProgress:
     def __init__(
         self,
@@ -124,6 +127,14 @@ class CrawlProgress:
             },
             "pages_truncated": stats.get_value("focus/page/truncated", 0),
         }
+        # What the focused crawler's classifier, distiller and learner did.
+        focused = {
+            key.removeprefix("focus/"): value
+            for key, value in stats.get_stats().items()
+            if key.startswith(_FOCUSED_STATS)
+        }
+        if focused:
+            result["focused"] = dict(sorted(focused.items()))
         if self.labels is not None:
             result["relevant_categories"] = list(self.relevant)
             result["relevant_pages"] = self.relevant_pages

@@ -251,7 +251,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _rescore(self, scorer: Any) -> None:
         """Re-score every queued URL (a strategy learned something new)."""
-        self.frontier.rescore(lambda url, score, payload: scorer(url, score))
+        self.frontier.rescore(lambda url, score, payload: scorer(url, score, _meta_of(payload)))
         self.stats.inc_value("frontier/rescored")
 
     def _settle_lease(self, request: Request, spider: Spider | None = None) -> None:
@@ -289,6 +289,14 @@ class FrontierScheduler(BaseScheduler):
             "Saved frontier to %(path)s: %(queued)d URLs queued",
             {"path": path, "queued": len(self.frontier)},
         )
+
+
+def _meta_of(payload: Any) -> dict[str, Any] | None:
+    """The request meta inside a payload, without rebuilding the Request."""
+    if payload is None:
+        return None
+    meta: dict[str, Any] | None = payload[3] if payload[0] == _PLAIN else payload[1].get("meta")
+    return meta
 
 
 def _score_of(request: Request) -> float:

@@ -35,7 +35,7 @@ from crawlproject.config import SettingsError
 from crawlproject.frontier.scheduler import POPPED_KEY, SCORE_KEY
 from crawlproject.items import PageItem
 from crawlproject.page import Page
-from crawlproject.strategies.base import CrawlStrategy, Topic
+from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 from crawlproject.urls import canonicalize
 
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-SEED_KEY = "focus_seed"
-PARENT_KEY = "focus_parent"
 
 
 class FocusedSpider(Spider):
@@ -81,8 +79,11 @@ class FocusedSpider(Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
         strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
-        spider.strategy = strategy_cls.from_crawler(crawler, Topic(query=spider.query))
+        spider.strategy = strategy_cls.from_crawler(crawler, spider._topic())
         return spider
+
+    def _topic(self) -> Topic:
+        return Topic(query=self.query)
 
     strategy: CrawlStrategy
 
@@ -97,7 +98,7 @@ class FocusedSpider(Spider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         try:
-            yield from self._parse_page(response)
+            yield from self._outputs(response, self._page_of(response))
         finally:
             # Every link is in the scheduler now (Best-N-First waits for this).
             self._page_done(response.meta)
@@ -106,28 +107,39 @@ class FocusedSpider(Spider):
         assert self.crawler is not None
         self.crawler.signals.send_catch_log(focus_signals.page_processed, url=meta.get(POPPED_KEY))
 
-    def _parse_page(self, response: Response) -> Iterator[Any]:
-        page = Page.from_response(
+    @staticmethod
+    def _page_of(response: Response) -> Page:
+        return Page.from_response(
             response, response.meta.get("depth", 0), response.meta.get(PARENT_KEY), response.meta
         )
+
+    def _outputs(self, response: Response, page: Page) -> Iterator[Any]:
+        """The page's item, then a scored Request per link to follow."""
         ok = 200 <= response.status < 300
         relevance = self.strategy.page_relevance(page) if ok else None
         links = page.links if ok else []
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
         yield self._page_item(response, page, relevance, links)
-        if not follow:
-            return
-        # What every child inherits: its parent, and the strategy's state.
-        inherited = {PARENT_KEY: response.url, **self.strategy.child_state(page, relevance)}
-        for link, score in zip(follow, scores):
-            if score is None:
-                continue  # the strategy chose not to follow this link
+        if follow:
+            # What every child inherits: its parent, and the strategy's state.
+            inherited = {PARENT_KEY: response.url, **self.strategy.child_state(page, relevance)}
+            for link, score in zip(follow, scores):
+                if score is None:
+                    continue  # the strategy chose not to follow this link
+                yield Request(
+                    link.url,
+                    callback=self.parse,
+                    errback=self.on_error,
+                    meta={SCORE_KEY: score, **inherited},
+                )
+        promotions = self.strategy.after_page(page, relevance) if ok else ()
+        for promotion in promotions if self.follow_links else ():
             yield Request(
-                link.url,
+                promotion.url,
                 callback=self.parse,
                 errback=self.on_error,
-                meta={SCORE_KEY: score, **inherited},
+                meta={SCORE_KEY: promotion.score, PARENT_KEY: promotion.source, PROMOTED_KEY: promotion.source},
             )
 
     def on_error(self, failure: Failure) -> Iterator[Any]:

@@ -23,11 +23,31 @@ if TYPE_CHECKING:
     from crawlproject.page import Page
 
 
+#: Request meta every spider sets: the page a link was found on, and the seed flag.
+PARENT_KEY = "focus_parent"
+SEED_KEY = "focus_seed"
+#: Request meta of a URL a strategy promoted: the page it was promoted for.
+PROMOTED_KEY = "focus_promoted_by"
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A URL a strategy wants crawled sooner than its links' scores say
+    (e.g. an outlink of a hub found by the distiller)."""
+
+    url: str
+    score: float
+    source: str  # the page it is promoted for
+
+
 @dataclass(frozen=True)
 class Topic:
-    """What the user wants crawled. Only a keyword query for now."""
+    """What the user wants crawled: keywords, and/or the good categories of
+    a trained taxonomy model (``scrapy train``)."""
 
     query: str = ""
+    model: str = ""
+    good: tuple[str, ...] = ()
 
 
 class CrawlStrategy(ABC):
@@ -61,3 +81,9 @@ class CrawlStrategy(ABC):
         inherited score, a depth budget); read back there from ``page.meta``.
         Must be small and picklable: it is stored in the frontier."""
         return {}
+
+    def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
+        """Called once per fetched page after its links were scored, for
+        periodic work (distilling, learning); returns URLs to push with a
+        raised score (usually none)."""
+        return ()

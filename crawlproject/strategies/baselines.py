@@ -146,6 +146,6 @@ class PathOracleStrategy(OneStepOracleStrategy):
             self.distance = self._distances()
             if self.crawler is not None:
                 self.crawler.signals.send_catch_log(
-                    focus_signals.frontier_rescore, scorer=lambda url, _: self._score(url)
+                    focus_signals.frontier_rescore, scorer=lambda url, _score, _meta: self._score(url)
                 )
         return [self._score(canonicalize(link.url)) for link in page.links]

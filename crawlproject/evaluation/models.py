@@ -1,0 +1,84 @@
+"""A taxonomy model per topic for evaluating the focused crawler, trained
+without seeing the part of the corpus the topic's crawl is judged on.
+
+On the real web a classifier is trained on a directory's example pages,
+which are a vanishing fraction of what the crawler meets. In a closed
+corpus every labelled page is also a page the crawler may fetch, so a model
+trained on all labels would know the answers. The protocol here: leave out
+every labelled page on any host that holds a relevant page of the topic,
+except the topic's seeds (the user's examples of the good category). The
+model still learns the whole taxonomy from the other hosts, but it never
+saw a page of the topic's hosts other than the seeds it is given.
+
+The good category is the topic's own when the training pages hold more of
+it than the seeds; otherwise its nearest ancestor that they do hold (a
+directory marks the categories it has: with the hosts of ``course/cornell``
+held out, the taxonomy still knows ``course`` from the other hosts, but
+only the seeds of ``course/cornell``). A topic whose category has no pages
+but its seeds, and no ancestor with pages, keeps its category.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crawlproject.classify.model import ModelSettings, TaxonomyClassifier
+from crawlproject.classify.training import Examples
+from crawlproject.evaluation.topics import relevant_set
+from crawlproject.urls import host_of
+
+if TYPE_CHECKING:
+    from crawlproject.evaluation.corpus import Corpus
+    from crawlproject.evaluation.topics import Topic
+
+
+def topic_training_examples(corpus: Corpus, topic: Topic) -> Examples:
+    held_out_hosts = {host_of(url) for url in relevant_set(topic, corpus)}
+    seeds = set(topic.seeds)
+    examples = Examples()
+    for url, category in sorted(corpus.labels.items()):
+        if url in seeds or host_of(url) not in held_out_hosts:
+            examples.add(url, corpus.text.get(url, ""), category)
+    return examples
+
+
+def good_category(examples: Examples, topic: Topic) -> str:
+    """The category to mark good for *topic* (see the module docstring).
+
+    >>> from crawlproject.evaluation.topics import Topic
+    >>> topic = Topic("c", "course/cornell", [], ["s1"], [], [], 5)
+    >>> examples = Examples(["s1", "t1"], ["", ""], ["course/cornell", "course/texas"])
+    >>> good_category(examples, topic)
+    'course'
+    """
+    seeds = set(topic.seeds)
+    path = topic.category
+    while path:
+        if any(
+            url not in seeds and (category == path or category.startswith(path + "/"))
+            for url, category in zip(examples.urls, examples.categories, strict=True)
+        ):
+            return path
+        path = path.rpartition("/")[0]
+    return topic.category
+
+
+def train_topic_model(
+    corpus: Corpus, topic: Topic, path: Path, settings: ModelSettings | None = None
+) -> tuple[Path, str]:
+    """Train (or reuse, when *path* exists) the model of *topic*; the model
+    file and the good category to crawl with."""
+    if path.exists():
+        model = TaxonomyClassifier.load(path)
+        return path, str(model.report["good"])
+    examples = topic_training_examples(corpus, topic)
+    good = good_category(examples, topic)
+    model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
+    model.report = {
+        "protocol": "host-disjoint", "topic": topic.id, "good": good, "training_pages": len(examples),
+    }
+    tmp = path.with_suffix(".tmp")
+    model.save(tmp)
+    tmp.replace(path)
+    return path, good

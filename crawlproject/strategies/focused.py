@@ -1,0 +1,213 @@
+"""The focused crawler of Chakrabarti et al. (SPEC §2).
+
+A taxonomy classifier (``scrapy train``) gives Pr(c|p) for every category;
+the user marks some categories good, and the relevance of a page is
+R(p) = Σ_{c ∈ good} Pr(c|p).
+
+* Soft focus: every outlink of p gets priority R(p).
+* Hard focus: p's outlinks are followed (with priority R(p)) only if the
+  best leaf c* of p, or one of its ancestors, is good. Seeds are always
+  expanded: the user chose them.
+* Distiller (optional, crawlproject.strategies.distiller): every M pages, the
+  unvisited outlinks of the top hubs of a relevance-weighted HITS are raised
+  above everything else.
+* Online learning (optional, crawlproject.classify.online): every M pages the
+  classifier learns from the crawl's confidently classified pages, and every
+  queued URL is re-scored with its parent's new relevance.
+
+Pages are classified in batches (:meth:`FocusedCrawlStrategy.classify`); the
+``focused`` spider feeds it through a micro-batcher.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from crawlproject import config
+from crawlproject import signals as focus_signals
+from crawlproject.classify.model import ModelError, TaxonomyClassifier
+from crawlproject.classify.online import OnlineLearner
+from crawlproject.classify.taxonomy import TaxonomyError
+from crawlproject.config import SettingsError
+from crawlproject.labels import parse_categories
+from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, CrawlStrategy
+from crawlproject.strategies.distiller import Distiller
+from crawlproject.text import TermAnalyzer
+from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from crawlproject.page import Page
+    from crawlproject.strategies.base import Promotion, Topic
+
+logger = logging.getLogger(__name__)
+
+
+
+@dataclass(frozen=True)
+class Verdict:
+    relevance: float  # R(p)
+    leaf: int  # the best leaf c*
+    expand: bool  # hard focus: c* or an ancestor is good
+
+
+class FocusedCrawlStrategy(CrawlStrategy):
+    name = "focused"
+
+    def __init__(
+        self,
+        topic: Topic,
+        analyzer: TermAnalyzer,
+        model: TaxonomyClassifier,
+        hard: bool = False,
+        distiller: Distiller | None = None,
+        learner: OnlineLearner | None = None,
+        crawler: Crawler | None = None,
+    ):
+        super().__init__(topic, analyzer)
+        self.model = model
+        self.hard = hard
+        self.distiller = distiller
+        self.learner = learner
+        self.crawler = crawler  # for stats and the frontier_rescore signal
+        self.good = model.good_nodes(topic.good)
+        self._good_array = np.array(self.good)
+        # c* expands under hard focus when it lies in the subtree of a good node.
+        good = set(self.good)
+        self._expands = np.array(
+            [any(a in good for a in model.taxonomy.ancestors(node)) for node in range(len(model.taxonomy))]
+        )
+        self._verdicts: dict[str, Verdict] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        settings = crawler.settings
+        model_path = topic.model or config.get_str(settings, "FOCUS_MODEL")
+        good = topic.good or parse_categories(config.get_str(settings, "FOCUS_GOOD"))
+        if not model_path:
+            raise SettingsError("the focused crawler needs a model: -a model=FILE (from `scrapy train`)")
+        if not good:
+            raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
+        try:
+            model = TaxonomyClassifier.load(model_path)
+        except ModelError as exc:
+            raise SettingsError(str(exc)) from None
+        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE", ("soft", "hard"))
+        distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY", minimum=0)
+        retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
+        distiller = (
+            Distiller(
+                distill_every, config.get_int(settings, "FOCUS_DISTILL_HUBS", minimum=1),
+                config.get_bool(settings, "FOCUS_DISTILL_SAME_HOST"),
+            )
+            if distill_every else None
+        )
+        learner = (
+            OnlineLearner(
+                model, retrain_every,
+                config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0),
+            )
+            if retrain_every else None
+        )
+
+        analyzer = TermAnalyzer(stem=model.settings.stem)
+        try:
+            return cls(
+                topic, analyzer, model, mode == "hard", distiller, learner, crawler
+            )
+        except TaxonomyError as exc:
+            raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
+
+    # -- classification (batched) -------------------------------------------------
+
+    def classify(self, pages: Sequence[Page]) -> list[Verdict]:
+        """Classify *pages* together; each page's verdict is kept for its links."""
+        model = self.model
+        features = model.features([page.text for page in pages])
+        probabilities = model.proba(features)
+        relevance = probabilities[:, self._good_array].sum(axis=1)
+        leaves = model.best_leaves(probabilities)
+        verdicts = []
+        for row, page in enumerate(pages):
+            leaf = int(leaves[row])
+            verdict = Verdict(float(relevance[row]), leaf, bool(self._expands[leaf]))
+            self._verdicts[page.url] = verdict
+            verdicts.append(verdict)
+            if self.learner is not None:
+                self.learner.add(page.url, features[row], leaf, float(probabilities[row, leaf]))
+        self._inc("focus/classify/pages", len(pages))
+        self._inc("focus/classify/batches")
+        return verdicts
+
+    def _verdict(self, page: Page) -> Verdict:
+        verdict = self._verdicts.get(page.url)
+        return verdict if verdict is not None else self.classify([page])[0]
+
+    def page_relevance(self, page: Page) -> float:
+        return self._verdict(page).relevance
+
+    def assume(self, page: Page, verdict: Verdict) -> None:
+        """Use *verdict* for *page* (when classifying it failed)."""
+        self._verdicts[page.url] = verdict
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
+        verdict = self._verdict(page)
+        if self.hard and not verdict.expand and not page.meta.get(SEED_KEY):
+            self._inc("focus/hard/pruned_pages")
+            return [None] * len(page.links)
+        return [verdict.relevance] * len(page.links)
+
+    # -- periodic work: distiller and online learning ------------------------------
+
+    def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
+        """Feeds the distiller and the learner; returns what the distiller
+        wants raised when it ran."""
+        self._verdicts.pop(page.url, None)
+        if relevance is None:
+            return []
+        promotions: list[Promotion] = []
+        distiller = self.distiller
+        if distiller is not None:
+            distiller.add_page(
+                canonicalize(page.url), relevance,
+                tuple(dict.fromkeys(canonicalize(link.url) for link in page.links)),
+            )
+            if distiller.due:
+                promotions = distiller.run()
+                self._inc("focus/distiller/runs")
+                self._inc("focus/distiller/promoted", len(promotions))
+        if self.learner is not None and self.learner.due:
+            self._learn_and_rescore()
+        return promotions
+
+    def _learn_and_rescore(self) -> None:
+        assert self.learner is not None
+        probabilities = self.learner.learn()
+        self._inc("focus/learning/rounds")
+        if probabilities is None:
+            return
+        relevance = probabilities[:, self._good_array].sum(axis=1)
+        new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.set_value("focus/learning/pages", self.learner.learned)
+
+        def scorer(url: str, score: float, meta: dict[str, Any] | None) -> float:
+            if not meta or PROMOTED_KEY in meta:
+                return score  # seeds and distiller promotions keep their rank
+            parent_relevance = new_relevance.get(meta.get(PARENT_KEY, ""))
+            return score if parent_relevance is None else parent_relevance
+
+        if self.crawler is not None:
+            self.crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer)
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key, count)

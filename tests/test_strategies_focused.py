@@ -1,0 +1,209 @@
+"""The focused crawler's strategy: soft and hard focus, the distiller, and
+online learning that re-scores the frontier."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import networkx as nx
+import numpy as np
+import pytest
+from scrapy import Request
+
+from crawlproject.classify.model import TaxonomyClassifier
+from crawlproject.classify.online import OnlineLearner
+from crawlproject.frontier.scheduler import SCORE_KEY
+from crawlproject.page import Link, Page
+from crawlproject.spiders.baselines import RandomSpider
+from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, Topic
+from crawlproject.strategies.distiller import Distiller
+from crawlproject.strategies.focused import FocusedCrawlStrategy
+from crawlproject.text import TermAnalyzer
+from tests.conftest import open_scheduler
+
+if TYPE_CHECKING:
+    pass
+
+TRAINING = [
+    ("homework lecture syllabus exam ithaca", "course/cornell"),
+    ("homework lecture grading austin", "course/texas"),
+    ("syllabus exam lecture austin", "course/texas"),
+    ("resume hobbies advisor ithaca", "student/cornell"),
+    ("resume thesis advisor austin", "student/texas"),
+]
+
+
+def model() -> TaxonomyClassifier:
+    texts, categories = zip(*TRAINING, strict=True)
+    return TaxonomyClassifier().fit(list(texts), list(categories))
+
+
+def page(url: str, text: str, links: int = 3, **meta: object) -> Page:
+    return Page(url, text, [Link(f"{url}{i}", "") for i in range(links)], meta=dict(meta))
+
+
+def strategy(good: tuple[str, ...], hard: bool) -> FocusedCrawlStrategy:
+    return FocusedCrawlStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard)
+
+
+def test_soft_focus_gives_every_link_the_page_relevance() -> None:
+    soft = strategy(("course",), hard=False)
+    course, student = page("http://c/", "homework lecture exam"), page("http://s/", "resume advisor thesis")
+    r_course, r_student = soft.page_relevance(course), soft.page_relevance(student)
+    assert r_course > 0.9 > 0.1 > r_student
+    assert soft.score_links(course, r_course) == [r_course] * 3
+    assert soft.score_links(student, r_student) == [r_student] * 3  # followed, at low priority
+
+
+def test_hard_focus_expands_only_pages_whose_best_leaf_is_good_or_below_good() -> None:
+    hard = strategy(("course",), hard=True)
+    course, student = page("http://c/", "homework lecture exam"), page("http://s/", "resume advisor thesis")
+    assert hard.score_links(course, hard.page_relevance(course)) == [hard.page_relevance(course)] * 3
+    assert hard.score_links(student, hard.page_relevance(student)) == [None] * 3
+    seed = page("http://seed/", "resume advisor thesis", **{SEED_KEY: True})
+    assert None not in hard.score_links(seed, hard.page_relevance(seed))  # the user chose it
+    # The best leaf must be good or below good: course/texas is not course/cornell.
+    cornell_only = strategy(("course/cornell",), hard=True)
+    texas = page("http://t/", "homework lecture austin austin grading")
+    assert cornell_only.score_links(texas, cornell_only.page_relevance(texas)) == [None] * 3
+    cornell = page("http://i/", "homework syllabus ithaca ithaca")
+    assert None not in cornell_only.score_links(cornell, cornell_only.page_relevance(cornell))
+
+
+def test_batched_classification_equals_one_page_at_a_time() -> None:
+    pages = [page(f"http://p{i}/", text) for i, (text, _) in enumerate(TRAINING)]
+    batched = strategy(("course",), hard=False).classify(pages)
+    single = [strategy(("course",), hard=False).classify([p])[0] for p in pages]
+    assert [v.relevance for v in batched] == pytest.approx([v.relevance for v in single])
+    assert [v.leaf for v in batched] == [v.leaf for v in single]
+
+
+def test_unknown_good_category_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="'courses' is not in the taxonomy; its top categories are: course, student"):
+        strategy(("courses",), hard=False)
+
+
+# -- the distiller ---------------------------------------------------------------
+
+PAGES = {  # url: (relevance, outlinks)
+    "http://a.edu/hub": (0.2, ("http://b.edu/1", "http://c.edu/2", "http://e.edu/new")),
+    "http://d.edu/hub": (0.1, ("http://b.edu/1", "http://f.edu/other-new")),
+    "http://a.edu/nav": (0.9, ("http://a.edu/hub", "http://a.edu/x")),  # same host only
+    "http://b.edu/1": (0.9, ()),
+    "http://c.edu/2": (0.6, ("http://d.edu/hub",)),
+}
+
+
+def distiller(top_hubs: int = 3) -> Distiller:
+    d = Distiller(every=len(PAGES), top_hubs=top_hubs)
+    for url, (relevance, outlinks) in PAGES.items():
+        d.add_page(url, relevance, outlinks)
+    return d
+
+
+def test_hub_scores_are_the_relevance_weighted_hits_of_chakrabarti() -> None:
+    # h(u) = Σ_v R(v)·a(v), a(v) = Σ_u R(u)·h(u): h is the principal
+    # eigenvector of (A·D)(A·D)ᵀ, computed here with plain numpy.
+    urls = sorted(PAGES)
+    index = {u: i for i, u in enumerate(urls)}
+    adjacency = np.zeros((len(urls), len(urls)))
+    for source, (_, targets) in PAGES.items():
+        for target in targets:
+            if target in index and target.split("/")[2] != source.split("/")[2]:
+                adjacency[index[source], index[target]] = 1
+    weighted = adjacency @ np.diag([PAGES[u][0] for u in urls])
+    values, vectors = np.linalg.eigh(weighted @ weighted.T)
+    expected = np.abs(vectors[:, np.argmax(values)])
+    expected /= expected.sum()
+    hubs = dict(distiller().hubs())
+    for url in urls:
+        assert hubs.get(url, 0.0) == pytest.approx(expected[index[url]], abs=1e-6)
+    assert next(iter(hubs)) == "http://a.edu/hub"
+    assert "http://a.edu/nav" not in hubs  # its links stay on its own host
+
+
+def test_with_equal_relevance_the_hubs_are_plain_hits() -> None:
+    d = Distiller(every=1, top_hubs=10)
+    for url, (_, outlinks) in PAGES.items():
+        d.add_page(url, 1.0, outlinks)
+    graph = d.graph()
+    plain_hubs, _ = nx.hits(nx.DiGraph(graph.edges()))
+    assert dict(d.hubs()) == pytest.approx({u: s for u, s in plain_hubs.items() if s > 1e-12})
+
+
+def test_distiller_promotes_only_unvisited_outlinks_of_top_hubs_above_any_relevance() -> None:
+    d = distiller(top_hubs=1)
+    assert d.due
+    promotions = d.run()
+    assert {p.url for p in promotions} == {"http://e.edu/new"}  # b.edu/1 and c.edu/2 are fetched
+    assert all(p.score > 1.0 and p.source == "http://a.edu/hub" for p in promotions)
+    assert not d.due and d.runs == 1
+    both = distiller(top_hubs=2).run()
+    assert {p.url for p in both} == {"http://e.edu/new", "http://f.edu/other-new"}
+    assert max(p.score for p in both) == 2.0  # the top hub's outlinks first
+
+
+def test_distiller_with_no_cross_host_links_promotes_nothing() -> None:
+    d = Distiller(every=1, top_hubs=5)
+    d.add_page("http://a.edu/1", 1.0, ("http://a.edu/2",))
+    d.add_page("http://a.edu/2", 1.0, ("http://a.edu/1",))
+    assert d.run() == []
+
+
+# -- online learning re-scores the frontier -------------------------------------------
+
+def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
+    crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
+    taxonomy_model = TaxonomyClassifier().fit(
+        ["homework lecture zeta", "syllabus homework", "resume hobbies zeta", "advisor resume"],
+        ["course", "course", "student", "student"],
+    )
+    learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
+    focused = FocusedCrawlStrategy(
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+    )
+    ambiguous = page("http://p1/", "zeta zeta zeta")  # zeta: as much course as student
+    leaning = page("http://p2/", "homework homework resume")
+    for parent in (ambiguous, leaning):
+        relevance = focused.page_relevance(parent)
+        for link, score in zip(parent.links, focused.score_links(parent, relevance), strict=True):
+            scheduler.enqueue_request(Request(link.url, meta={SCORE_KEY: score, PARENT_KEY: parent.url}))
+        assert focused.after_page(parent, relevance) == []
+    # Before learning, p2's links come first.
+    assert focused.page_relevance(leaning) > focused.page_relevance(ambiguous)
+
+    # The crawl meets confident course pages full of "zeta"; the model learns
+    # from them and every queued URL gets its parent's new relevance.
+    teacher = page("http://p3/", "zeta zeta zeta zeta homework homework syllabus lecture", links=0)
+    focused.after_page(teacher, focused.page_relevance(teacher))
+    assert learner.rounds == 1 and learner.learned >= 1
+    assert scheduler.stats.get_value("frontier/rescored") == 1
+    order = [scheduler.next_request().url for _ in range(6)]  # type: ignore[union-attr]
+    assert [url[:10] for url in order] == ["http://p1/"] * 3 + ["http://p2/"] * 3
+
+
+def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:
+    crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
+    taxonomy_model = model()
+    learner = OnlineLearner(taxonomy_model, every=1, confidence=0.0)
+    focused = FocusedCrawlStrategy(
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+    )
+    scheduler.enqueue_request(Request("http://promoted/", meta={SCORE_KEY: 1.5, PROMOTED_KEY: "http://hub/"}))
+    scheduler.enqueue_request(Request("http://plain/", meta={SCORE_KEY: 0.7}))
+    parent = page("http://p/", "resume advisor", links=0)
+    focused.after_page(parent, focused.page_relevance(parent))
+    assert learner.rounds == 1
+    first, second = scheduler.next_request(), scheduler.next_request()
+    assert first is not None and second is not None
+    assert (first.url, first.meta[SCORE_KEY]) == ("http://promoted/", 1.5)
+    assert (second.url, second.meta[SCORE_KEY]) == ("http://plain/", 0.7)
+
+
+def test_distiller_can_be_told_to_count_links_within_a_host() -> None:
+    d = Distiller(every=1, top_hubs=5, same_host=True)
+    d.add_page("http://a.edu/index", 0.1, ("http://a.edu/c1", "http://a.edu/c2", "http://a.edu/c3"))
+    d.add_page("http://a.edu/c1", 0.9, ())
+    d.add_page("http://a.edu/c2", 0.8, ())
+    promotions = d.run()
+    assert [(p.url, p.source) for p in promotions] == [("http://a.edu/c3", "http://a.edu/index")]
