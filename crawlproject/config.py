@@ -51,6 +51,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_MODEL": "",
     "FOCUS_GOOD": "",
     "FOCUS_FOCUS_MODE": "soft",
+    "FOCUS_HARD_RESERVE": False,
     "FOCUS_CLASSIFY_BATCH": 16,
     "FOCUS_CLASSIFY_WAIT": 0.02,
     "FOCUS_DISTILL_EVERY": 0,

@@ -42,8 +42,8 @@ def page(url: str, text: str, links: int = 3, **meta: object) -> Page:
     return Page(url, text, [Link(f"{url}{i}", "") for i in range(links)], meta=dict(meta))
 
 
-def strategy(good: tuple[str, ...], hard: bool) -> FocusedCrawlStrategy:
-    return FocusedCrawlStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard)
+def strategy(good: tuple[str, ...], hard: bool, reserve: bool = False) -> FocusedCrawlStrategy:
+    return FocusedCrawlStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard, reserve=reserve)
 
 
 def test_soft_focus_gives_every_link_the_page_relevance() -> None:
@@ -68,6 +68,15 @@ def test_hard_focus_expands_only_pages_whose_best_leaf_is_good_or_below_good() -
     assert cornell_only.score_links(texas, cornell_only.page_relevance(texas)) == [None] * 3
     cornell = page("http://i/", "homework syllabus ithaca ithaca")
     assert None not in cornell_only.score_links(cornell, cornell_only.page_relevance(cornell))
+
+
+def test_hard_focus_with_a_reserve_keeps_pruned_links_below_every_good_link() -> None:
+    hard = strategy(("course",), hard=True, reserve=True)
+    course, student = page("http://c/", "homework lecture exam"), page("http://s/", "resume advisor thesis")
+    r_student = hard.page_relevance(student)
+    reserved = hard.score_links(student, r_student)
+    assert reserved == [pytest.approx(r_student - 1.0)] * 3
+    assert max(reserved) < 0.0 <= min(hard.score_links(course, hard.page_relevance(course)))  # type: ignore[operator]
 
 
 def test_batched_classification_equals_one_page_at_a_time() -> None:

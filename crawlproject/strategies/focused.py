@@ -7,7 +7,10 @@ R(p) = Σ_{c ∈ good} Pr(c|p).
 * Soft focus: every outlink of p gets priority R(p).
 * Hard focus: p's outlinks are followed (with priority R(p)) only if the
   best leaf c* of p, or one of its ancestors, is good. Seeds are always
-  expanded: the user chose them.
+  expanded: the user chose them. Strict hard focus runs out of links when
+  no good page is left to expand; with a reserve, the links of the other
+  pages are kept at priority R(p) − 1, below every link of a good page, and
+  crawled only when none is left.
 * Distiller (optional, crawlproject.strategies.distiller): every M pages, the
   unvisited outlinks of the top hubs of a relevance-weighted HITS are raised
   above everything else.
@@ -68,6 +71,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         analyzer: TermAnalyzer,
         model: TaxonomyClassifier,
         hard: bool = False,
+        reserve: bool = False,
         distiller: Distiller | None = None,
         learner: OnlineLearner | None = None,
         crawler: Crawler | None = None,
@@ -75,6 +79,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         super().__init__(topic, analyzer)
         self.model = model
         self.hard = hard
+        self.reserve = reserve
         self.distiller = distiller
         self.learner = learner
         self.crawler = crawler  # for stats and the frontier_rescore signal
@@ -101,6 +106,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
         mode = config.get_choice(settings, "FOCUS_FOCUS_MODE", ("soft", "hard"))
+        reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
         distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY", minimum=0)
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
         distiller = (
@@ -121,7 +127,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
             return cls(
-                topic, analyzer, model, mode == "hard", distiller, learner, crawler
+                topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler
             )
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
@@ -161,6 +167,9 @@ class FocusedCrawlStrategy(CrawlStrategy):
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         verdict = self._verdict(page)
         if self.hard and not verdict.expand and not page.meta.get(SEED_KEY):
+            if self.reserve:
+                self._inc("focus/hard/reserved_pages")
+                return [verdict.relevance - 1.0] * len(page.links)
             self._inc("focus/hard/pruned_pages")
             return [None] * len(page.links)
         return [verdict.relevance] * len(page.links)
@@ -195,6 +204,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if probabilities is None:
             return
         relevance = probabilities[:, self._good_array].sum(axis=1)
+        if self.hard:  # a parent no longer classified good drops below the rest
+            relevance -= ~self._expands[self.model.best_leaves(probabilities)]
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.set_value("focus/learning/pages", self.learner.learned)
