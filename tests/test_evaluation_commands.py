@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +45,11 @@ def test_topics_then_crawls_then_evaluate(webkb_replay: ReplayProcess, tmp_path:
     rows = result["summary"]["task1"]["120"]
     assert rows["path-oracle"]["harvest_rate"]["mean"] > rows["breadth-first"]["harvest_rate"]["mean"]
     assert rows["best-first"]["gap_closed"]["n"] == 2
+    lengths = [c["at"]["120"]["pages"] for c in result["crawls"] if c["strategy"] == "best-first"]
+    assert rows["best-first"]["pages_median"] == statistics.median(lengths) > 60
+    assert result["summary"]["task1"]["60"]["best-first"]["pages_median"] == 60
     text = report.read_text()
-    assert "| best-first | 2 |" in text and (report.parent / "report-task1-harvest.png").stat().st_size > 1000
+    assert f"| best-first | 2 | {rows['best-first']['pages_median']:.0f} |" in text and (report.parent / "report-task1-harvest.png").stat().st_size > 1000
 
 
 def test_evaluate_refuses_a_folder_that_is_not_a_topic_crawl(tmp_path: Path) -> None:

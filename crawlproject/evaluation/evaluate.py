@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +183,10 @@ def summarize(per_crawl: list[dict[str, Any]], budgets: list[int]) -> dict[str, 
                     series = [values[(strategy, t)][budget][metric] for t in topics if (strategy, t) in values]
                     mean, stderr = mean_and_stderr(series)
                     row[metric] = {"mean": mean, "stderr": stderr, "n": len(series)}
+                # A crawl that ran out of links is shorter than the budget: its
+                # rates "at the budget" are those of the shorter crawl.
+                lengths = [values[(strategy, t)][budget]["pages"] for t in topics if (strategy, t) in values]
+                row["pages_median"] = float(statistics.median(lengths)) if lengths else math.nan
                 row["gap_closed"] = _gap_closed(values, strategy, topics, budget)
                 row["gap_closed_of_means"] = _gap_closed_of_means(values, strategy, topics, budget)
                 row["one_step_gap_closed_of_means"] = _gap_closed_of_means(

@@ -79,8 +79,8 @@ def markdown_tables(result: dict[str, Any]) -> str:
             lines += [
                 f"**Task {task}** (start from {start}), **{budget} pages** — mean ± 1 s.e. over topics, %:",
                 "",
-                "| strategy | topics | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle: per topic | of the means | gap closed BFS→one-step oracle, of the means | harvest > BFS: p (one-tailed, paired) |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "| strategy | topics | pages fetched (median) | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle: per topic | of the means | gap closed BFS→one-step oracle, of the means | harvest > BFS: p (one-tailed, paired) |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for strategy in _strategy_order(set(rows)):
                 row = rows[strategy]
@@ -92,7 +92,8 @@ def markdown_tables(result: dict[str, Any]) -> str:
                     of_means = row.get(key)
                     gap_text += " | " + ("–" if of_means is None else f"{of_means:.2f}")
                 lines.append(
-                    f"| {strategy} | {row['harvest_rate']['n']} | {_cell(row['harvest_rate'])} "
+                    f"| {strategy} | {row['harvest_rate']['n']} | {row.get('pages_median', math.nan):.0f} "
+                    f"| {_cell(row['harvest_rate'])} "
                     f"| {_cell(row['target_recall'])} | {_cell(row['average_relevance'])} "
                     f"| {_cell(row['coverage_smart'])} | {_cell(row['coverage_kw_pr'])} | {gap_text} | {p} |"
                 )
