@@ -3,15 +3,18 @@ online learning that re-scores the frontier."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
 import pytest
 from scrapy import Request
+from scrapy.utils.test import get_crawler
 
 from crawlproject.classify.model import TaxonomyClassifier
 from crawlproject.classify.online import OnlineLearner
+from crawlproject.config import SettingsError
 from crawlproject.frontier.scheduler import SCORE_KEY
 from crawlproject.page import Link, Page
 from crawlproject.spiders.baselines import RandomSpider
@@ -85,6 +88,34 @@ def test_batched_classification_equals_one_page_at_a_time() -> None:
     single = [strategy(("course",), hard=False).classify([p])[0] for p in pages]
     assert [v.relevance for v in batched] == pytest.approx([v.relevance for v in single])
     assert [v.leaf for v in batched] == [v.leaf for v in single]
+
+
+def test_model_and_good_categories_can_come_from_settings(tmp_path: Path) -> None:
+    path = tmp_path / "model.joblib"
+    model().save(path)
+    crawler = get_crawler(settings_dict={
+        "FOCUS_MODEL": str(path), "FOCUS_GOOD": "student,course/texas", "FOCUS_FOCUS_MODE": "hard",
+        "FOCUS_DISTILL_EVERY": 50, "FOCUS_RETRAIN_EVERY": 20,
+    })
+    focused = FocusedCrawlStrategy.from_crawler(crawler, Topic())
+    assert [focused.model.taxonomy.paths[n] for n in focused.good] == ["student", "course/texas"]
+    assert focused.hard and focused.distiller is not None and focused.learner is not None
+    assert focused.distiller.every == 50 and focused.learner.every == 20
+    arguments_win = FocusedCrawlStrategy.from_crawler(crawler, Topic(model=str(path), good=("course",)))
+    assert [arguments_win.model.taxonomy.paths[n] for n in arguments_win.good] == ["course"]
+
+
+def test_bad_focused_settings_stop_at_start_up(tmp_path: Path) -> None:
+    path = tmp_path / "model.joblib"
+    model().save(path)
+    for settings, message in [
+        ({"FOCUS_FOCUS_MODE": "medium"}, "FOCUS_FOCUS_MODE must be one of hard, soft"),
+        ({"FOCUS_RETRAIN_CONFIDENCE": 2}, "FOCUS_RETRAIN_CONFIDENCE must be from 0.0 to 1.0"),
+        ({"FOCUS_DISTILL_EVERY": -1}, "FOCUS_DISTILL_EVERY must be ≥ 0"),
+    ]:
+        crawler = get_crawler(settings_dict={"FOCUS_MODEL": str(path), "FOCUS_GOOD": "course", **settings})
+        with pytest.raises(SettingsError, match=message):
+            FocusedCrawlStrategy.from_crawler(crawler, Topic())
 
 
 def test_unknown_good_category_is_a_clear_error() -> None:

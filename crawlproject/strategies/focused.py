@@ -25,7 +25,7 @@ Pages are classified in batches (:meth:`FocusedCrawlStrategy.classify`); the
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,34 +101,24 @@ class FocusedCrawlStrategy(CrawlStrategy):
             raise SettingsError("the focused crawler needs a model: -a model=FILE (from `scrapy train`)")
         if not good:
             raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
+        # Every setting is checked, used or not, before the model is loaded.
+        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE", ("soft", "hard"))
+        reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
+        distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY", minimum=0)
+        distill_hubs = config.get_int(settings, "FOCUS_DISTILL_HUBS", minimum=1)
+        distill_same_host = config.get_bool(settings, "FOCUS_DISTILL_SAME_HOST")
+        retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
+        confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
         try:
             model = TaxonomyClassifier.load(model_path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE", ("soft", "hard"))
-        reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
-        distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY", minimum=0)
-        retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
-        distiller = (
-            Distiller(
-                distill_every, config.get_int(settings, "FOCUS_DISTILL_HUBS", minimum=1),
-                config.get_bool(settings, "FOCUS_DISTILL_SAME_HOST"),
-            )
-            if distill_every else None
-        )
-        learner = (
-            OnlineLearner(
-                model, retrain_every,
-                config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0),
-            )
-            if retrain_every else None
-        )
-
+        distiller = Distiller(distill_every, distill_hubs, distill_same_host) if distill_every else None
+        learner = OnlineLearner(model, retrain_every, confidence) if retrain_every else None
+        topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
-            return cls(
-                topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler
-            )
+            return cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler)
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
 
