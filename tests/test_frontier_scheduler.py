@@ -75,6 +75,23 @@ def test_seeds_with_infinite_score_pop_first() -> None:
     assert scheduler.next_request().url == "http://a/seed"  # type: ignore[union-attr]
 
 
+def test_a_page_processed_without_a_download_gives_up_its_lease(tmp_path: Path) -> None:
+    from crawlproject import signals as focus_signals
+    from crawlproject.frontier.scheduler import POPPED_KEY
+
+    settings = {"JOBDIR": str(tmp_path / "job")}
+    scheduler, spider = make_scheduler(settings)
+    for i in range(3):
+        scheduler.enqueue_request(Request(f"http://h/{i}", callback=spider.parse, meta={SCORE_KEY: i}))
+    refused = scheduler.next_request()  # e.g. robots.txt refuses it before any download
+    assert refused is not None
+    scheduler.crawler.signals.send_catch_log(focus_signals.page_processed, url=refused.meta[POPPED_KEY])
+    scheduler.close("shutdown")
+    resumed, _ = make_scheduler(settings)
+    assert len(resumed) == 2  # not given back: it was dealt with
+    assert not resumed.enqueue_request(Request(refused.url, meta={SCORE_KEY: 9.0}))
+
+
 def test_jobdir_state_survives_close_and_reopen(tmp_path: Path) -> None:
     settings = {"JOBDIR": str(tmp_path / "job")}
     scheduler, spider = make_scheduler(settings)

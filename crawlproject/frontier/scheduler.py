@@ -205,7 +205,12 @@ class FrontierScheduler(BaseScheduler):
         return self._batch.popleft() if self._batch else None
 
     def _page_processed(self, url: str | None) -> None:
-        if url is None or url not in self._batch_outstanding:
+        if url is None:
+            return
+        # Its lease is over even if it never reached the downloader (refused
+        # by robots.txt) or left it under another URL (a redirect).
+        self._leases.pop(url, None)
+        if url not in self._batch_outstanding:
             return
         self._batch_outstanding.discard(url)
         if not self._batch_outstanding and not self._batch:
