@@ -35,6 +35,9 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "crawlproject.extensions.progress.CrawlProgress": 500,
+    # CLOSESPIDER_PAGECOUNT counts pages, not our robots.txt fetches.
+    "scrapy.extensions.closespider.CloseSpider": None,
+    "crawlproject.extensions.closespider.CloseSpider": 0,
 }
 
 # Fetching (SPEC §1): 10 s timeouts, every status reaches the spider (dead

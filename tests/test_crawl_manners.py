@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from protego import Protego
 
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import WEBKB_WARC, html, run_crawl, write_warc
+from tests.conftest import UNIVERSITY_HOMES, WEBKB_WARC, html, run_crawl, write_warc
 
 CORNELL = "http://www.cs.cornell.edu/"
 
@@ -201,3 +202,16 @@ def test_best_n_first_survives_redirects_and_retries(tmp_path: Path) -> None:
     assert {"http://r.test/new-home", "http://r.test/flaky"} <= fetched
     assert {f"http://r.test/p{i}" for i in range(6)} <= fetched
     assert "frontier/batch_pages_lost" not in result.log
+
+
+def test_page_budget_counts_pages_not_robots_txt_fetches(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    # One request at a time, so nothing in flight adds pages past the budget.
+    result = run_crawl(
+        "breadthfirst", tmp_path, UNIVERSITY_HOMES, webkb_replay.proxy_url,
+        settings={"CLOSESPIDER_PAGECOUNT": 40, "CONCURRENT_REQUESTS": 1, "FOCUS_STORE_PAGES": "false"},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.summary["finish_reason"] == "closespider_pagecount"
+    robots_fetches = int(re.search(r"'robotstxt/request_count': (\d+)", result.log)[1])  # type: ignore[index]
+    assert robots_fetches >= 4  # one per university host at least
+    assert len(result.history) == 40

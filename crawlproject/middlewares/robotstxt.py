@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
+#: Request meta flag of the robots.txt fetches this middleware makes.
+ROBOTSTXT_REQUEST_KEY = "focus_robotstxt"
+
 logger = logging.getLogger(__name__)
 
 
@@ -144,7 +147,7 @@ class RobotsTxtMiddleware:
         request = Request(
             robots_url,
             priority=self.DOWNLOAD_PRIORITY,
-            meta={"dont_obey_robotstxt": True, ANY_CONTENT_TYPE_KEY: True},
+            meta={"dont_obey_robotstxt": True, ANY_CONTENT_TYPE_KEY: True, ROBOTSTXT_REQUEST_KEY: True},
             callback=NO_CALLBACK,
         )
         self.stats.inc_value("robotstxt/request_count")
