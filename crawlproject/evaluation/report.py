@@ -37,14 +37,8 @@ def plot_trajectories(result: dict[str, Any], folder: Path, prefix: str = "") ->
                 by_strategy[crawl["strategy"]].append(crawl[key])
             for strategy in _strategy_order(set(by_strategy)):
                 series = by_strategy[strategy]
-                length = max(len(s) for s in series)
-                xs, means, errors = [], [], []
-                for i in range(length):
-                    mean, stderr = mean_and_stderr([s[i] for s in series if i < len(s)])
-                    xs.append((i + 1) * TRAJECTORY_STEP)
-                    means.append(mean)
-                    errors.append(0.0 if math.isnan(stderr) else stderr)
-                every = max(1, length // 12)
+                xs, means, errors = mean_curve(series)
+                every = max(1, len(xs) // 12)
                 axes.errorbar(xs, means, yerr=errors, errorevery=every, capsize=2, label=f"{strategy} (n={len(series)})")
             axes.set_xlabel("pages crawled")
             axes.set_ylabel(f"{label} (mean ± 1 s.e. over topics)")
@@ -57,6 +51,25 @@ def plot_trajectories(result: dict[str, Any], folder: Path, prefix: str = "") ->
             plt.close(figure)
             written.append(path)
     return written
+
+
+def mean_curve(series: list[list[float]]) -> tuple[list[int], list[float], list[float]]:
+    """Pages crawled, mean and standard error over crawls, point by point.
+
+    Past the point where half the crawls have ended (ran out of links), a
+    mean would follow only the survivors, so the curve stops there.
+
+    >>> mean_curve([[1.0, 0.5, 0.5], [0.0, 0.5], [1.0]])[1]
+    [0.6666666666666666, 0.5]
+    """
+    length = sorted(len(s) for s in series)[(len(series) - 1) // 2]
+    xs, means, errors = [], [], []
+    for i in range(length):
+        mean, stderr = mean_and_stderr([s[i] for s in series if i < len(s)])
+        xs.append((i + 1) * TRAJECTORY_STEP)
+        means.append(mean)
+        errors.append(0.0 if math.isnan(stderr) else stderr)
+    return xs, means, errors
 
 
 def _cell(stat: dict[str, float] | None, percent: bool = True) -> str:
