@@ -106,11 +106,12 @@ class TaxonomyClassifier:
         """Add labelled pages to the node classifiers (naive Bayes counts add
         up, so this is both the first fit and online learning). Categories
         must be in the taxonomy."""
-        nodes = np.array([self.taxonomy.index(c) for c in categories], dtype=np.int64)
+        # Each page's path from its category up to the root, computed once.
+        chains = [self.taxonomy.ancestors(self.taxonomy.index(c)) for c in categories]
         for node, children in enumerate(self.taxonomy.children):
             if len(children) < 2:
                 continue
-            rows, child_labels = self._examples_below(node, nodes)
+            rows, child_labels = self._examples_below(node, chains)
             if not rows:
                 continue
             classifier = self.node_classifiers.get(node)
@@ -122,12 +123,11 @@ class TaxonomyClassifier:
         self.trained_pages += len(categories)
         self._compiled = None
 
-    def _examples_below(self, node: int, labels: np.ndarray) -> tuple[list[int], list[int]]:
+    def _examples_below(self, node: int, chains: list[list[int]]) -> tuple[list[int], list[int]]:
         """Rows labelled at or below a child of *node*, with that child."""
-        taxonomy, depth = self.taxonomy, self.taxonomy.depth(node)
+        depth = self.taxonomy.depth(node)
         rows, child_labels = [], []
-        for row, label in enumerate(labels):
-            chain = taxonomy.ancestors(int(label))
+        for row, chain in enumerate(chains):
             if len(chain) - 1 <= depth or chain[-1 - depth] != node:
                 continue  # not below node
             rows.append(row)

@@ -32,7 +32,7 @@ class Taxonomy:
             raise TaxonomyError("a taxonomy's first node must be the root ''")
         self._index = {path: i for i, path in enumerate(self.paths)}
         self.parent: tuple[int, ...] = tuple(
-            -1 if i == 0 else self._index[_parent_path(path)] for i, path in enumerate(self.paths)
+            -1 if i == 0 else self._index[parent_path(path)] for i, path in enumerate(self.paths)
         )
         children: list[list[int]] = [[] for _ in self.paths]
         for node, parent in enumerate(self.parent):
@@ -47,7 +47,7 @@ class Taxonomy:
             path = normalize(category)
             while path:
                 nodes.add(path)
-                path = _parent_path(path)
+                path = parent_path(path)
         # Breadth-first: by depth, then alphabetically (reproducible numbering).
         return cls(sorted(nodes, key=lambda p: (depth_of(p), p)))
 
@@ -110,5 +110,10 @@ def depth_of(path: str) -> int:
     return 0 if not path else path.count("/") + 1
 
 
-def _parent_path(path: str) -> str:
+def parent_path(path: str) -> str:
+    """The parent category's path ('' for a top category).
+
+    >>> parent_path("course/cornell")
+    'course'
+    """
     return path.rpartition("/")[0]

@@ -22,6 +22,7 @@ from sklearn.metrics import precision_recall_fscore_support
 from sklearn.model_selection import train_test_split
 
 from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
+from crawlproject.classify.taxonomy import depth_of
 from crawlproject.labels import load_labels
 from crawlproject.middlewares.pagesize import is_html_content_type
 from crawlproject.page import Page
@@ -115,17 +116,17 @@ def holdout_report(
     model = TaxonomyClassifier(settings).fit(train.texts, train.categories)
     leaves = model.best_leaves(model.classify_texts(test.texts))
     predicted = [model.taxonomy.paths[leaf] for leaf in leaves]
-    depth = max(c.count("/") + 1 for c in examples.categories)
+    depth = max(depth_of(c) for c in examples.categories)
     levels = []
     for level in range(1, depth + 1):
         pairs = [
             (_prefix(truth, level), _prefix(guess, level))
             for truth, guess in zip(test.categories, predicted, strict=True)
-            if truth.count("/") + 1 >= level
+            if depth_of(truth) >= level
         ]
         if not pairs:
             continue
-        majority = Counter(_prefix(c, level) for c in train.categories if c.count("/") + 1 >= level)
+        majority = Counter(_prefix(c, level) for c in train.categories if depth_of(c) >= level)
         top = majority.most_common(1)[0][0] if majority else ""
         levels.append({
             "depth": level,

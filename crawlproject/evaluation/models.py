@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawlproject.classify.model import ModelSettings, TaxonomyClassifier
+from crawlproject.classify.taxonomy import parent_path
 from crawlproject.classify.training import Examples
 from crawlproject.evaluation.topics import relevant_set
+from crawlproject.labels import is_relevant
 from crawlproject.urls import host_of
 
 if TYPE_CHECKING:
@@ -56,11 +58,11 @@ def good_category(examples: Examples, topic: Topic) -> str:
     path = topic.category
     while path:
         if any(
-            url not in seeds and (category == path or category.startswith(path + "/"))
+            url not in seeds and is_relevant(category, (path,))
             for url, category in zip(examples.urls, examples.categories, strict=True)
         ):
             return path
-        path = path.rpartition("/")[0]
+        path = parent_path(path)
     return topic.category
 
 

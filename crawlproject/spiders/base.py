@@ -89,12 +89,11 @@ class FocusedSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
-            yield Request(
-                url,
-                callback=self.parse,
-                errback=self.on_error,
-                meta={SCORE_KEY: math.inf, SEED_KEY: True},
-            )
+            yield self._request(url, {SCORE_KEY: math.inf, SEED_KEY: True})
+
+    def _request(self, url: str, meta: dict[str, Any]) -> Request:
+        """A request for a page, parsed by this spider (errors recorded too)."""
+        return Request(url, callback=self.parse, errback=self.on_error, meta=meta)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         try:
@@ -127,19 +126,12 @@ class FocusedSpider(Spider):
             for link, score in zip(follow, scores):
                 if score is None:
                     continue  # the strategy chose not to follow this link
-                yield Request(
-                    link.url,
-                    callback=self.parse,
-                    errback=self.on_error,
-                    meta={SCORE_KEY: score, **inherited},
-                )
+                yield self._request(link.url, {SCORE_KEY: score, **inherited})
         promotions = self.strategy.after_page(page, relevance) if ok else ()
         for promotion in promotions if self.follow_links else ():
-            yield Request(
+            yield self._request(
                 promotion.url,
-                callback=self.parse,
-                errback=self.on_error,
-                meta={SCORE_KEY: promotion.score, PARENT_KEY: promotion.source, PROMOTED_KEY: promotion.source},
+                {SCORE_KEY: promotion.score, PARENT_KEY: promotion.source, PROMOTED_KEY: promotion.source},
             )
 
     def on_error(self, failure: Failure) -> Iterator[Any]:

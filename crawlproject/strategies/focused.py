@@ -129,8 +129,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         model = self.model
         features = model.features([page.text for page in pages])
         probabilities = model.proba(features)
-        relevance = probabilities[:, self._good_array].sum(axis=1)
-        leaves = model.best_leaves(probabilities)
+        relevance, leaves = self._relevance_and_leaves(probabilities)
         verdicts = []
         for row, page in enumerate(pages):
             leaf = int(leaves[row])
@@ -142,6 +141,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self._inc("focus/classify/pages", len(pages))
         self._inc("focus/classify/batches")
         return verdicts
+
+    def _relevance_and_leaves(self, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """R(p) = Σ_{c ∈ good} Pr(c|p) (SPEC §2) and the best leaf c* of each page."""
+        return probabilities[:, self._good_array].sum(axis=1), self.model.best_leaves(probabilities)
 
     def _verdict(self, page: Page) -> Verdict:
         verdict = self._verdicts.get(page.url)
@@ -193,9 +196,9 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self._inc("focus/learning/rounds")
         if probabilities is None:
             return
-        relevance = probabilities[:, self._good_array].sum(axis=1)
+        relevance, leaves = self._relevance_and_leaves(probabilities)
         if self.hard:  # a parent no longer classified good drops below the rest
-            relevance -= ~self._expands[self.model.best_leaves(probabilities)]
+            relevance -= ~self._expands[leaves]
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.set_value("focus/learning/pages", self.learner.learned)
