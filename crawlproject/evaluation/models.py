@@ -71,11 +71,10 @@ def train_topic_model(
 ) -> tuple[Path, str]:
     """Train (or reuse, when *path* exists) the model of *topic*; the model
     file and the good category to crawl with."""
-    if path.exists():
-        model = TaxonomyClassifier.load(path)
-        return path, str(model.report["good"])
     examples = topic_training_examples(corpus, topic)
-    good = good_category(examples, topic)
+    good = good_category(examples, topic)  # cheap: no need to load a reused model for it
+    if path.exists():
+        return path, good
     model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
     model.report = {
         "protocol": "host-disjoint", "topic": topic.id, "good": good, "training_pages": len(examples),
