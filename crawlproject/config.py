@@ -23,15 +23,15 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REPLAY_ROBOTS": "",
     "FOCUS_REPLAY_LATENCY_MS": 0.0,
     "FOCUS_REPLAY_STARTUP_TIMEOUT": 120.0,
-    # URL admission (middlewares.canonicalize)
-    "FOCUS_URL_MAX_LENGTH": 256,
-    # robots.txt (middlewares.robotstxt)
-    "FOCUS_ROBOTSTXT_OBEY": True,
+    # robots.txt (middlewares.robotstxt; Scrapy's ROBOTSTXT_OBEY turns it on)
     "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
+    "FOCUS_ROBOTSTXT_RETRY_AFTER": 300.0,
+    "FOCUS_ROBOTSTXT_MAX_BYTES": 512000,
     "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY": 30.0,
     # Page size and type (middlewares.pagesize)
     "FOCUS_MAX_PAGE_BYTES": 102400,
     # Frontier (frontier.scheduler)
+    "FOCUS_FRONTIER_BACKEND": "crawlproject.frontier.memory.MemoryFrontier",
     "FOCUS_FRONTIER_MAX": 100000,
     "FOCUS_FRONTIER_ORDER": "score",
     "FOCUS_FRONTIER_HOST_BATCH": 1,
@@ -59,13 +59,13 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_DISTILL_SAME_HOST": False,
     "FOCUS_RETRAIN_EVERY": 0,
     "FOCUS_RETRAIN_CONFIDENCE": 0.9,
+    "FOCUS_RETRAIN_RESCORE_RATIO": 0.5,
     # Output (pipelines, extensions)
     "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(time)s",
     "FOCUS_STORE_PAGES": True,
     "FOCUS_WARC_OUTPUT": False,
     "FOCUS_LABELS": "",
     "FOCUS_RELEVANT": "",
-    "FOCUS_PROGRESS_INTERVAL": 10.0,
 }
 
 

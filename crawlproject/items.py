@@ -29,4 +29,4 @@ class PageItem(scrapy.Item):
     # Raw content, stripped before export:
     body = scrapy.Field()
     headers = scrapy.Field()  # list of (name, value) pairs, as received
-    outlinks = scrapy.Field()  # list of (url, anchor text)
+    outlinks = scrapy.Field()  # list of (canonical URL, anchor text)

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from lxml import etree
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
 
-from crawlproject.urls import canonicalize
+from crawlproject.urls import without_fragment
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -32,8 +34,11 @@ class LinkContext:
     context: str
 
 
-def link_contexts(root: HtmlElement, base_url: str, window: int) -> dict[str, LinkContext]:
-    """Canonical link URL → anchor and context (the first occurrence wins).
+def link_contexts(
+    root: HtmlElement, base_url: str, window: int, encoding: str = "utf-8"
+) -> dict[str, LinkContext]:
+    """Link URL (resolved as Scrapy's link extractor does, without fragment)
+    → anchor and context; the first occurrence wins.
 
     >>> from lxml.html import fromstring
     >>> tree = fromstring("<p>one two three <a href='/x'>the anchor</a> four five</p>")
@@ -56,7 +61,7 @@ def link_contexts(root: HtmlElement, base_url: str, window: int) -> dict[str, Li
                 open_links.clear()
             if attribute and element.get(attribute):
                 stand_in = next((element.get(a) for a in _STAND_IN_ATTRIBUTES if element.get(a)), "")
-                resolved = _resolve(base_url, element.get(attribute))
+                resolved = _resolve(base_url, element.get(attribute), encoding)
                 if resolved:
                     open_links[id(element)] = (resolved, len(words), stand_in or "")
             if tag not in _SKIPPED and element.text:
@@ -78,8 +83,8 @@ def link_contexts(root: HtmlElement, base_url: str, window: int) -> dict[str, Li
     return contexts
 
 
-def _resolve(base_url: str, href: str) -> str | None:
+def _resolve(base_url: str, href: str, encoding: str) -> str | None:
     try:
-        return canonicalize(urljoin(base_url, href.strip()))
+        return without_fragment(safe_url_string(urljoin(base_url, strip_html5_whitespace(href)), encoding))
     except ValueError:
         return None

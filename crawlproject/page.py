@@ -2,7 +2,9 @@
 
 Parsing happens once per page, on Scrapy's cached lxml tree, so link
 extraction and text extraction share one parse of the (possibly messy,
-possibly truncated) HTML.
+possibly truncated) HTML. Each outlink's key (canonical form) is computed
+here, once: everything after — admission, the frontier, the link graph,
+the distiller — reads it from the link.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.response import get_base_url
 
+from crawlproject import meta as keys
 from crawlproject.linkcontext import LinkContext, link_contexts
 from crawlproject.text import join_text
-from crawlproject.urls import canonicalize
+from crawlproject.urls import canonicalize, without_fragment
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -34,8 +37,14 @@ _TEXT_XPATH = "//text()[not(ancestor::script) and not(ancestor::style)]"
 
 @dataclass
 class Link:
-    url: str
+    url: str  #: as found on the page (resolved, no fragment): what is fetched
     anchor: str
+    key: str = ""  #: canonical form: what dedup and outputs use
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            key = canonicalize(self.url)
+            self.key = self.url if key == self.url else key  # one string when they agree
 
 
 @dataclass
@@ -47,9 +56,14 @@ class Page:
     parent_url: str | None = None
     #: The request meta the page was fetched with (strategy state rides here).
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
+    key: str = ""  #: the page's canonical form
     _vector: Counter[str] | None = field(default=None, repr=False)
     _response: HtmlResponse | None = field(default=None, repr=False)
     _contexts: dict[str, LinkContext] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = page_key(self.url, self.meta)
 
     @classmethod
     def from_response(
@@ -61,14 +75,18 @@ class Page:
     ) -> Page:
         """Text and links of an HTML response; an empty page for anything else."""
         meta = meta if meta is not None else {}
+        key = page_key(response.url, meta)
         if not isinstance(response, HtmlResponse) or not response.body:
-            return cls(response.url, "", [], depth, parent, meta)
+            return cls(response.url, "", [], depth, parent, meta, key)
         text = join_text(response.xpath(_TEXT_XPATH).getall())
-        links = [
-            Link(link.url, " ".join(link.text.split()))
-            for link in _LINK_EXTRACTOR.extract_links(response)
-        ]
-        return cls(response.url, text, links, depth, parent, meta, _response=response)
+        links = []
+        seen = set()
+        for link in _LINK_EXTRACTOR.extract_links(response):
+            url = without_fragment(link.url)
+            if url not in seen:
+                seen.add(url)
+                links.append(Link(url, " ".join(link.text.split())))
+        return cls(response.url, text, links, depth, parent, meta, key, _response=response)
 
     def link_context(self, link: Link, window: int) -> LinkContext:
         """Anchor and surrounding words of *link* (computed once per page)."""
@@ -76,12 +94,21 @@ class Page:
             if self._response is None:
                 self._contexts = {}
             else:
-                root = self._response.selector.root
-                self._contexts = link_contexts(root, get_base_url(self._response), window)
-        return self._contexts.get(canonicalize(link.url), LinkContext(link.anchor, ""))
+                response = self._response
+                self._contexts = link_contexts(
+                    response.selector.root, get_base_url(response), window, response.encoding
+                )
+        return self._contexts.get(link.url, LinkContext(link.anchor, ""))
 
     def vector(self, analyzer: TermAnalyzer) -> Counter[str]:
         """TF vector of the page text (computed once)."""
         if self._vector is None:
             self._vector = analyzer.vector(self.text)
         return self._vector
+
+
+def page_key(url: str, meta: dict[str, Any]) -> str:
+    """A fetched page's key: the lease it was fetched under (the frontier's
+    key, even after a redirect to another spelling), else computed."""
+    lease = meta.get(keys.LEASE)
+    return str(lease) if lease else canonicalize(url)

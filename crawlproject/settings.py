@@ -12,8 +12,9 @@ COMMANDS_MODULE = "crawlproject.commands"
 
 USER_AGENT = "crawlproject/0.1 (+focused crawler; research)"
 ROBOTSTXT_USER_AGENT = "crawlproject"
-# Our robots.txt middleware replaces Scrapy's (expiring cache, Crawl-delay).
-ROBOTSTXT_OBEY = False
+# Our robots.txt middleware extends Scrapy's (RFC 9309 errors, expiry,
+# Crawl-delay and Request-rate as a floor); ROBOTSTXT_OBEY switches it.
+ROBOTSTXT_OBEY = True
 
 # The frontier owns the order (global best-first by float score).
 SCHEDULER = "crawlproject.frontier.scheduler.FrontierScheduler"
@@ -22,6 +23,7 @@ SPIDER_MIDDLEWARES = {
     "crawlproject.middlewares.canonicalize.CanonicalizeMiddleware": 700,
 }
 DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproject.middlewares.robotstxt.RobotsTxtMiddleware": 100,
     "crawlproject.middlewares.replay.ReplayProxyMiddleware": 740,
     "crawlproject.middlewares.pagesize.PageSizeMiddleware": 800,
@@ -34,6 +36,8 @@ ITEM_PIPELINES = {
     "crawlproject.pipelines.raw.StripRawContentPipeline": 1000,
 }
 EXTENSIONS = {
+    # Our progress line (pages, harvest, frontier) replaces Scrapy's LogStats.
+    "scrapy.extensions.logstats.LogStats": None,
     "crawlproject.extensions.progress.CrawlProgress": 500,
     # CLOSESPIDER_PAGECOUNT counts pages, not our robots.txt fetches.
     "scrapy.extensions.closespider.CloseSpider": None,
@@ -50,9 +54,14 @@ REDIRECT_MAX_TIMES = 5
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
+# Polite to real sites, as Scrapy's project template: one request at a time
+# per host, a second apart (robots.txt may ask for more; never less). A
+# replay on loopback is no one's site: tests and benchmarks override these.
 CONCURRENT_REQUESTS = 16
-CONCURRENT_REQUESTS_PER_DOMAIN = 8
-DOWNLOAD_DELAY = 0
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 1.0
+# The spider-trap guard of SPEC §1 (Scrapy's default is 2083).
+URLLENGTH_LIMIT = 256
 
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -28,16 +29,29 @@ ENGLISH_STOPWORDS = frozenset(
 )
 STOPWORDS = ENGLISH_STOPWORDS | DIALOG_STOPWORDS
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+# Scripts written without spaces between words (Han, kana, Hangul): a run of
+# them becomes its overlapping character bigrams, as Lucene's CJK analyzer
+# does; any other run of letters and digits is one word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(f"([{_CJK}]+)|[^\\W_{_CJK}]+")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase alphanumeric tokens of *text*.
+    """Case-folded word tokens of *text*, in any script.
 
     >>> tokenize("CS 100: Introduction to Programming!")
     ['cs', '100', 'introduction', 'to', 'programming']
+    >>> tokenize("Übung zur Vorlesung")
+    ['übung', 'zur', 'vorlesung']
     """
-    return _TOKEN.findall(text.lower())
+    tokens = []
+    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
+        run = match.group()
+        if match.group(1) is None or len(run) == 1:
+            tokens.append(run)
+        else:
+            tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
 
 
 class TermAnalyzer:
@@ -55,7 +69,7 @@ class TermAnalyzer:
         self._stem_word = _porter_stemmer().stemWord if stem else None
 
     def terms(self, text: str) -> list[str]:
-        words = [w for w in tokenize(text) if w not in self.stopwords and len(w) > 1]
+        words = [w for w in tokenize(text) if w not in self.stopwords and (len(w) > 1 or w > "\u3000")]
         if self._stem_word is None:
             return words
         return [self._stem_word(w) for w in words]

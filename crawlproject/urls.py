@@ -1,8 +1,12 @@
 """URL canonicalization and admission rules (SPEC §1).
 
-One function, :func:`canonicalize`, is applied to every URL before it is
-queued, deduplicated or written anywhere, so that two spellings of one page
-always collide. It is w3lib's ``canonicalize_url`` (sorted query, consistent
+One function, :func:`canonicalize`, gives every URL its *key*: what the
+frontier deduplicates on and every output names the page by, so that two
+spellings of one page always collide. The key is never what is fetched: a
+request fetches the URL as it was found (as Scrapy's request fingerprints
+do), so robots.txt and the server see the link as its page wrote it.
+
+The key is w3lib's ``canonicalize_url`` (sorted query, consistent
 percent-encoding, ``%7E`` → ``~``, lowercase host, no fragment, dot segments
 resolved) plus the SPEC §1 rules w3lib leaves out: the default port is
 dropped and default pages (``index.html``, ``index.htm``) are stripped.
@@ -63,23 +67,29 @@ def _one_pass(url: str) -> str:
         return url
 
 
-def refusal_reason(url: str, max_length: int) -> str | None:
-    """Say why *url* (already canonical) must not be crawled, or ``None``.
+def without_fragment(url: str) -> str:
+    """The URL a browser requests for a link: the fragment is the browser's.
 
-    The reason is a short stats-key fragment.
+    >>> without_fragment("http://example.com/a#top")
+    'http://example.com/a'
+    """
+    return url.partition("#")[0]
 
-    >>> refusal_reason("ftp://example.com/file", 256)
+
+def refusal_reason(url: str) -> str | None:
+    """Say why *url* must not be crawled, or ``None``; the reason is a short
+    stats-key fragment. (Length is Scrapy's ``URLLENGTH_LIMIT``.)
+
+    >>> refusal_reason("ftp://example.com/file")
     'bad_scheme'
-    >>> refusal_reason("http://example.com/" + "a" * 300, 256)
-    'too_long'
-    >>> refusal_reason("http://example.com/", 256) is None
+    >>> refusal_reason("http:///nohost")
+    'malformed'
+    >>> refusal_reason("http://example.com/") is None
     True
     """
     scheme, _, rest = url.partition(":")
     if scheme.lower() not in ALLOWED_SCHEMES or not rest.startswith("//"):
         return "bad_scheme"
-    if len(url) > max_length:
-        return "too_long"
     try:
         host = urlsplit(url).hostname
     except ValueError:

@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = [
-    "http://www.cs.cornell.edu/",
-    "http://www.cs.utexas.edu/",
-    "http://www.cs.washington.edu/",
-    "http://www.cs.wisc.edu/",
-]
+sys.path.insert(0, str(ROOT))
+
+from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES as SEEDS  # noqa: E402
+from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
+
 QUERY = "course syllabus lecture homework"
 
 
@@ -56,7 +55,8 @@ def crawl(spider: str, corpus: Path, pages: int, out: Path, extra: list[str]) ->
         "-s", "FOCUS_RELEVANT=course",
         "-s", f"CLOSESPIDER_PAGECOUNT={pages}",
         "-s", f"FOCUS_OUTPUT_DIR={out}",
-        "-s", "FOCUS_PROGRESS_INTERVAL=1",
+        "-s", "LOGSTATS_INTERVAL=1",
+        *[arg for name, value in LOOPBACK_SPEED.items() for arg in ("-s", f"{name}={value}")],
         "-s", "LOG_FORMAT=%(levelname)s: %(message)s",
     ]
     print(f"\n=== {spider}: {' '.join(command[3:])}", flush=True)

@@ -18,20 +18,20 @@ from scrapy.utils.test import get_crawler
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES
 from crawlproject.frontier.scheduler import FrontierScheduler
+from crawlproject.replay import LOOPBACK_SPEED
 from crawlproject.replay.process import ReplayProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("CRAWLPROJECT_CORPUS", ROOT.parent / "shared" / "corpora" / "webkb"))
 WEBKB_WARC = CORPUS / "webkb.warc.gz"
 WEBKB_LABELS = CORPUS / "labels.tsv"
-UNIVERSITY_HOMES = [
-    "http://www.cs.cornell.edu/",
-    "http://www.cs.utexas.edu/",
-    "http://www.cs.washington.edu/",
-    "http://www.cs.wisc.edu/",
-]
+UNIVERSITY_HOMES = list(WEBKB_DEPARTMENT_HOMES)
 CRAWL_TIMEOUT = 240
+#: The project's defaults are polite to real sites (one request at a time per
+#: host, a delay); a replay on loopback is no one's site, so tests override them.
+FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO"}
 
 
 @pytest.fixture(scope="session")
@@ -75,12 +75,7 @@ def run_crawl(
     command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"seeds={seeds_arg}"]
     if query is not None:
         command += ["-a", f"query={query}"]
-    merged = {
-        "FOCUS_OUTPUT_DIR": str(folder),
-        "FOCUS_PROGRESS_INTERVAL": 0,
-        "LOG_FILE": str(folder / "crawl.log"),
-        "LOG_LEVEL": "INFO",
-    }
+    merged = {**FAST_REPLAY_SETTINGS, "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder / "crawl.log")}
     if proxy:
         merged["FOCUS_REPLAY_PROXY"] = proxy
     merged.update(settings or {})
@@ -132,3 +127,9 @@ def open_scheduler(
 
 def html(body: str, title: str = "page") -> bytes:
     return f"<html><head><title>{title}</title></head><body>{body}</body></html>".encode()
+
+
+def served(access_log: Path) -> list[tuple[float, str, str]]:
+    """(time, URL, status) of every request the replay answered, in order."""
+    rows = [line.split("\t") for line in access_log.read_text().splitlines()]
+    return [(float(t), url, status) for t, _, url, status in rows]

@@ -114,7 +114,7 @@ def test_distiller_and_online_learning_run_during_a_crawl(
     assert focused["distiller/runs"] >= 2
     assert focused["learning/rounds"] >= 2 and focused["learning/pages"] > 0
     assert re.search(r"'frontier/rescored': [1-9]", result.log)
-    assert "Online learning: learned from" in result.log
+    assert "Online learning: " in result.log and "re-classifying the" in result.log
 
 
 def test_train_from_a_crawls_page_repository(tmp_path: Path, soft_crawl: CrawlResult) -> None:
@@ -122,7 +122,7 @@ def test_train_from_a_crawls_page_repository(tmp_path: Path, soft_crawl: CrawlRe
     completed = train("--pages", str(soft_crawl.folder), "-o", str(path), "--holdout", "0")
     assert completed.returncode == 0, completed.stderr[-2000:]
     pages = int(completed.stdout.split()[0])
-    assert pages == len({r["url"] for r in soft_crawl.history if r["status"] == 200} & _labelled())
+    assert pages == len({r["canonical_url"] for r in soft_crawl.history if r["status"] == 200} & _labelled())
     model = TaxonomyClassifier.load(path)
     assert model.trained_pages == pages and len(model.taxonomy.children[0]) >= 2
 

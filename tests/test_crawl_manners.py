@@ -9,14 +9,9 @@ from pathlib import Path
 from protego import Protego
 
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import UNIVERSITY_HOMES, WEBKB_WARC, html, run_crawl, write_warc
+from tests.conftest import UNIVERSITY_HOMES, WEBKB_WARC, html, run_crawl, served, write_warc
 
 CORNELL = "http://www.cs.cornell.edu/"
-
-
-def served(access_log: Path) -> list[tuple[float, str, str]]:
-    rows = [line.split("\t") for line in access_log.read_text().splitlines()]
-    return [(float(t), url, status) for t, _, url, status in rows]
 
 
 def test_robots_rules_are_never_violated(tmp_path: Path) -> None:
@@ -130,7 +125,7 @@ def test_bad_input_is_recorded_or_counted_never_a_crash(tmp_path: Path) -> None:
     # the trap stops at the URL length limit, and refusals are counted
     deepest = max(len(url) for url in by_url)
     assert deepest <= 256
-    assert "focus/url_refused/too_long" in result.log
+    assert "urllength/request_ignored_count" in result.log
     assert all(url.startswith("http://t.test/") for url in by_url)  # no mailto:, javascript:
 
 
@@ -138,7 +133,7 @@ def test_dead_host_is_recorded_as_a_failed_fetch(tmp_path: Path) -> None:
     dead = "http://127.0.0.1:9/nothing-listens-here"
     result = run_crawl(
         "breadthfirst", tmp_path / "out", [dead], None,
-        settings={"FOCUS_ROBOTSTXT_OBEY": False, "RETRY_TIMES": 0},
+        settings={"ROBOTSTXT_OBEY": False, "RETRY_TIMES": 0},
     )
     assert result.returncode == 0, result.log[-3000:]
     [record] = result.history
@@ -146,7 +141,7 @@ def test_dead_host_is_recorded_as_a_failed_fetch(tmp_path: Path) -> None:
     # with robots.txt on, an unreachable host is not fetched at all (RFC 9309)
     result = run_crawl("breadthfirst", tmp_path / "out2", [dead], None, settings={"RETRY_TIMES": 0})
     assert result.returncode == 0 and result.history == []
-    assert "robotstxt/unreachable_disallow_all" in result.log
+    assert "robotstxt/unreachable" in result.log
 
 
 def test_bad_setting_stops_the_crawl_with_a_clear_message(tmp_path: Path) -> None:

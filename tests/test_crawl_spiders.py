@@ -131,7 +131,7 @@ def test_best_n_first_fetches_batch_by_batch(webkb_replay: ReplayProcess, tmp_pa
         {"CLOSESPIDER_ITEMCOUNT": 200, "FOCUS_BATCH_SIZE": n, "FOCUS_FRONTIER_MAX": 256},
     )
     assert result.returncode == 0, result.log[-3000:]
-    order_of = {r["canonical_url"]: r["order"] for r in result.history}
+    order_of = {r["url"]: r["order"] for r in result.history}
     for record in result.history[1:]:
         batch_start = ((record["order"] - 2) // n) * n + 2  # the seed is a batch of its own
         parent_order = order_of[record["parent_url"]]

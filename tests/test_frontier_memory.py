@@ -30,7 +30,8 @@ class ModelFrontier:
                 return PushOutcome.DUPLICATE
             outcome = PushOutcome.RAISED
         elif len(self.entries) >= self.max_size:
-            low_url, (low_score, _) = min(self.entries.items(), key=lambda kv: kv[1])
+            # the entry that would pop last: lowest score, newest among ties
+            low_url, (low_score, _) = min(self.entries.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
             if low_score >= score:
                 return PushOutcome.REJECTED_FULL
             del self.entries[low_url]
@@ -139,6 +140,8 @@ def test_snapshot_and_restore_resume_the_same_order() -> None:
     for i in range(800):
         original.push(f"http://h{rng.randrange(9)}/{i}", rng.random(), payload=(i,))
     popped = [original.pop().url for _ in range(50)]  # type: ignore[union-attr]
+    for url in popped:
+        original.ack(url)  # fetched
     state = pickle.loads(pickle.dumps(original.snapshot()))
     resumed = MemoryFrontier(500, host_batch=3)
     resumed.restore(state)
@@ -161,3 +164,81 @@ def test_stale_tuples_are_compacted() -> None:
         frontier.push("http://h/x", float(round_))  # raised every time
     assert frontier._heap_items < 10_000  # noqa: SLF001 (the compaction promise)
     assert frontier.pop().score == 19_999.0  # type: ignore[union-attr]
+
+
+def test_a_forced_push_into_a_full_frontier_is_never_lost() -> None:
+    frontier = MemoryFrontier(max_size=2)
+    frontier.push("http://h/a", 0.1)
+    frontier.push("http://h/b", 0.9)
+    assert frontier.pop().url == "http://h/b"  # type: ignore[union-attr]
+    frontier.push("http://h/c", 0.8)  # full again: a, c
+    # b could not be fetched after all (its lease is given back): it must stay.
+    outcome = frontier.push("http://h/b", 0.05, force=True)
+    assert outcome is not PushOutcome.REJECTED_FULL
+    popped = []
+    while (entry := frontier.pop()) is not None:
+        popped.append(entry.url)
+    assert "http://h/b" in popped
+
+
+def test_the_eviction_heap_stays_bounded_when_the_frontier_cycles_full() -> None:
+    rng = random.Random(3)
+    frontier = MemoryFrontier(max_size=1000)
+    for i in range(1001):  # one eviction builds the eviction heap
+        frontier.push(f"http://h/{i}", rng.random())
+    for i in range(200_000):
+        entry = frontier.pop()
+        assert entry is not None
+        frontier.ack(entry.key)
+        frontier.push(f"http://h/n{i}", rng.random())
+    assert len(frontier) == 1000
+    lowest = frontier._lowest  # noqa: SLF001 (the promise is about this heap)
+    assert lowest is not None and len(lowest) <= 3 * 1000 + 4096, len(lowest)
+
+
+def test_leases_are_acknowledged_or_given_back() -> None:
+    frontier = MemoryFrontier(max_size=10)
+    for name, score in [("a", 0.9), ("b", 0.5), ("c", 0.1)]:
+        frontier.push(f"http://h/{name}", score, payload=name)
+    a, b = frontier.pop(), frontier.pop()
+    assert a is not None and b is not None and frontier.leased() == 2
+    frontier.ack(a.key)
+    frontier.release(b.key)
+    assert frontier.leased() == 0 and len(frontier) == 2
+    again = frontier.pop()
+    assert again is not None and (again.key, again.payload) == ("http://h/b", "b")
+    assert frontier.push("http://h/a", 1.0) is PushOutcome.ALREADY_FETCHED
+
+
+def test_a_claim_leases_a_queued_or_new_url_but_never_a_fetched_one() -> None:
+    frontier = MemoryFrontier(max_size=10)
+    frontier.push("http://h/queued", 0.5)
+    assert frontier.claim("http://h/queued", 0.5)
+    assert len(frontier) == 0 and frontier.leased() == 1
+    assert frontier.pop() is None  # not fetched twice
+    assert frontier.claim("http://h/new", 0.1)
+    assert not frontier.claim("http://h/new", 0.1)  # leased
+    frontier.ack("http://h/new")
+    assert not frontier.claim("http://h/new", 0.1)  # fetched
+
+
+def test_the_url_as_found_is_kept_beside_its_key() -> None:
+    frontier = MemoryFrontier(max_size=10)
+    frontier.push("http://h/dir/", 0.5, url="http://h/dir/index.html")
+    frontier.push("http://h/other", 0.1)
+    first, second = frontier.pop(), frontier.pop()
+    assert first == ("http://h/dir/", 0.5, None, "http://h/dir/index.html")
+    assert second is not None and second.url == second.key == "http://h/other"
+
+
+def test_payloads_are_freed_with_their_last_url() -> None:
+    frontier = MemoryFrontier(max_size=10)
+    shared = ("get", "parse", None, {"depth": 1})
+    for i in range(5):
+        frontier.push(f"http://h/{i}", 0.5, payload=shared)
+    assert len(frontier._payloads) == 1  # noqa: SLF001
+    for _ in range(5):
+        entry = frontier.pop()
+        assert entry is not None and entry.payload is shared
+        frontier.ack(entry.key)
+    assert frontier._payloads == {}  # noqa: SLF001

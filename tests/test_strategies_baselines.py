@@ -5,7 +5,7 @@ from __future__ import annotations
 from scrapy import Request
 
 from crawlproject import signals as focus_signals
-from crawlproject.frontier.scheduler import SCORE_KEY
+from crawlproject.meta import SCORE as SCORE_KEY
 from crawlproject.page import Link, Page
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic

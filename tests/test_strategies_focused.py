@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import networkx as nx
-import numpy as np
 import pytest
 from scrapy import Request
 from scrapy.utils.test import get_crawler
@@ -15,11 +13,13 @@ from scrapy.utils.test import get_crawler
 from crawlproject.classify.model import TaxonomyClassifier
 from crawlproject.classify.online import OnlineLearner
 from crawlproject.config import SettingsError
-from crawlproject.frontier.scheduler import SCORE_KEY
+from crawlproject.meta import PARENT as PARENT_KEY
+from crawlproject.meta import PROMOTED_BY as PROMOTED_KEY
+from crawlproject.meta import SCORE as SCORE_KEY
+from crawlproject.meta import SEED as SEED_KEY
 from crawlproject.page import Link, Page
 from crawlproject.spiders.baselines import RandomSpider
-from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, Topic
-from crawlproject.strategies.distiller import Distiller
+from crawlproject.strategies.base import Topic
 from crawlproject.strategies.focused import FocusedCrawlStrategy
 from crawlproject.text import TermAnalyzer
 from tests.conftest import open_scheduler
@@ -123,73 +123,6 @@ def test_unknown_good_category_is_a_clear_error() -> None:
         strategy(("courses",), hard=False)
 
 
-# -- the distiller ---------------------------------------------------------------
-
-PAGES = {  # url: (relevance, outlinks)
-    "http://a.edu/hub": (0.2, ("http://b.edu/1", "http://c.edu/2", "http://e.edu/new")),
-    "http://d.edu/hub": (0.1, ("http://b.edu/1", "http://f.edu/other-new")),
-    "http://a.edu/nav": (0.9, ("http://a.edu/hub", "http://a.edu/x")),  # same host only
-    "http://b.edu/1": (0.9, ()),
-    "http://c.edu/2": (0.6, ("http://d.edu/hub",)),
-}
-
-
-def distiller(top_hubs: int = 3) -> Distiller:
-    d = Distiller(every=len(PAGES), top_hubs=top_hubs)
-    for url, (relevance, outlinks) in PAGES.items():
-        d.add_page(url, relevance, outlinks)
-    return d
-
-
-def test_hub_scores_are_the_relevance_weighted_hits_of_chakrabarti() -> None:
-    # h(u) = Σ_v R(v)·a(v), a(v) = Σ_u R(u)·h(u): h is the principal
-    # eigenvector of (A·D)(A·D)ᵀ, computed here with plain numpy.
-    urls = sorted(PAGES)
-    index = {u: i for i, u in enumerate(urls)}
-    adjacency = np.zeros((len(urls), len(urls)))
-    for source, (_, targets) in PAGES.items():
-        for target in targets:
-            if target in index and target.split("/")[2] != source.split("/")[2]:
-                adjacency[index[source], index[target]] = 1
-    weighted = adjacency @ np.diag([PAGES[u][0] for u in urls])
-    values, vectors = np.linalg.eigh(weighted @ weighted.T)
-    expected = np.abs(vectors[:, np.argmax(values)])
-    expected /= expected.sum()
-    hubs = dict(distiller().hubs())
-    for url in urls:
-        assert hubs.get(url, 0.0) == pytest.approx(expected[index[url]], abs=1e-6)
-    assert next(iter(hubs)) == "http://a.edu/hub"
-    assert "http://a.edu/nav" not in hubs  # its links stay on its own host
-
-
-def test_with_equal_relevance_the_hubs_are_plain_hits() -> None:
-    d = Distiller(every=1, top_hubs=10)
-    for url, (_, outlinks) in PAGES.items():
-        d.add_page(url, 1.0, outlinks)
-    graph = d.graph()
-    plain_hubs, _ = nx.hits(nx.DiGraph(graph.edges()))
-    assert dict(d.hubs()) == pytest.approx({u: s for u, s in plain_hubs.items() if s > 1e-12})
-
-
-def test_distiller_promotes_only_unvisited_outlinks_of_top_hubs_above_any_relevance() -> None:
-    d = distiller(top_hubs=1)
-    assert d.due
-    promotions = d.run()
-    assert {p.url for p in promotions} == {"http://e.edu/new"}  # b.edu/1 and c.edu/2 are fetched
-    assert all(p.score > 1.0 and p.source == "http://a.edu/hub" for p in promotions)
-    assert not d.due and d.runs == 1
-    both = distiller(top_hubs=2).run()
-    assert {p.url for p in both} == {"http://e.edu/new", "http://f.edu/other-new"}
-    assert max(p.score for p in both) == 2.0  # the top hub's outlinks first
-
-
-def test_distiller_with_no_cross_host_links_promotes_nothing() -> None:
-    d = Distiller(every=1, top_hubs=5)
-    d.add_page("http://a.edu/1", 1.0, ("http://a.edu/2",))
-    d.add_page("http://a.edu/2", 1.0, ("http://a.edu/1",))
-    assert d.run() == []
-
-
 # -- online learning re-scores the frontier -------------------------------------------
 
 def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
@@ -240,10 +173,29 @@ def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:
     assert (second.url, second.meta[SCORE_KEY]) == ("http://plain/", 0.7)
 
 
-def test_distiller_can_be_told_to_count_links_within_a_host() -> None:
-    d = Distiller(every=1, top_hubs=5, same_host=True)
-    d.add_page("http://a.edu/index", 0.1, ("http://a.edu/c1", "http://a.edu/c2", "http://a.edu/c3"))
-    d.add_page("http://a.edu/c1", 0.9, ())
-    d.add_page("http://a.edu/c2", 0.8, ())
-    promotions = d.run()
-    assert [(p.url, p.source) for p in promotions] == [("http://a.edu/c3", "http://a.edu/index")]
+def test_online_learning_classifies_each_page_a_bounded_number_of_times() -> None:
+    crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
+    taxonomy_model = model()
+    classified_rows = []
+    proba = taxonomy_model.proba
+
+    def counting_proba(features: object) -> object:
+        classified_rows.append(features.shape[0])  # type: ignore[attr-defined]
+        return proba(features)
+
+    taxonomy_model.proba = counting_proba  # type: ignore[method-assign]
+    learner = OnlineLearner(taxonomy_model, every=5, confidence=0.0)
+    focused = FocusedCrawlStrategy(
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+    )
+    texts = ["homework lecture exam", "resume advisor thesis", "syllabus austin", "hobbies ithaca"]
+    pages = 400
+    for i in range(pages):
+        crawled = page(f"http://p{i}/", texts[i % 4], links=2)
+        focused.after_page(crawled, focused.page_relevance(crawled))
+    assert learner.rounds == pages // 5  # it still learns every 5 pages
+    # Each page is classified when fetched; re-classifying for re-scores is
+    # amortised (the old way re-classified every crawled page every round:
+    # 400 + 5 + 10 + … + 400 = 16,400 rows).
+    assert sum(classified_rows) <= 4 * pages, sum(classified_rows)
+    assert scheduler.stats.get_value("frontier/rescored", 0) >= 3

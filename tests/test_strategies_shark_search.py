@@ -6,11 +6,11 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from crawlproject.meta import DEPTH_BUDGET as DEPTH_KEY
+from crawlproject.meta import INHERITED as INHERITED_KEY
 from crawlproject.page import Page
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.shark_search import (
-    DEPTH_KEY,
-    INHERITED_KEY,
     FishSearchStrategy,
     SharkSearchStrategy,
 )

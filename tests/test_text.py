@@ -37,3 +37,28 @@ def test_cosine_against_hand_computation() -> None:
 def test_vector_is_term_frequency() -> None:
     vector = TermAnalyzer(stem=False).vector("Course course syllabus; the COURSE")
     assert vector == {"course": 3, "syllabus": 1}
+
+
+def test_tokens_are_unicode_words() -> None:
+    from crawlproject.text import tokenize
+
+    assert tokenize("Vorlesung: Übungsblätter für Straße") == ["vorlesung", "übungsblätter", "für", "strasse"]
+    assert tokenize("café naïve") == ["café", "naïve"]
+
+
+def test_cjk_text_is_split_into_overlapping_bigrams() -> None:
+    from crawlproject.text import tokenize
+
+    assert tokenize("機械学習の講義") == ["機械", "械学", "学習", "習の", "の講", "講義"]
+
+
+def test_a_german_or_japanese_page_scores_on_its_own_words() -> None:
+    from crawlproject.text import TermAnalyzer, cosine
+
+    analyzer = TermAnalyzer()
+    german = analyzer.vector("Vorlesung Übungsblatt Klausur")
+    assert cosine(german, analyzer.vector("Die Vorlesung hat ein Übungsblatt pro Woche")) > 0.3
+    assert cosine(german, analyzer.vector("Die Mensa hat heute geschlossen")) == 0.0
+    japanese = analyzer.vector("機械学習 講義")
+    assert cosine(japanese, analyzer.vector("この講義は機械学習の入門です")) > 0.3
+    assert cosine(japanese, analyzer.vector("今日は天気が良い")) == 0.0

@@ -24,6 +24,14 @@ from crawlproject.urls import canonicalize
 logger = logging.getLogger(__name__)
 
 _CACHE_VERSION = 1
+#: The four universities' computer-science department home pages in WebKB:
+#: the seeds of the demo, the throughput benchmark and the crawl tests.
+WEBKB_DEPARTMENT_HOMES = (
+    "http://www.cs.cornell.edu/",
+    "http://www.cs.utexas.edu/",
+    "http://www.cs.washington.edu/",
+    "http://www.cs.wisc.edu/",
+)
 DEFAULT_MAX_BYTES = 102400  # the crawler's default page cut (SPEC §1)
 
 
@@ -84,7 +92,7 @@ def load_corpus(
             )
             page = Page.from_response(response)
             corpus.text[url] = page.text
-            corpus.outlinks[url] = [canonicalize(link.url) for link in page.links]
+            corpus.outlinks[url] = [link.key for link in page.links]
     logger.info("Read %d pages from %s", len(corpus.text), warc)
     if cache_file is not None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

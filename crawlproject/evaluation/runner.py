@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crawlproject.evaluation.topics import Topic
+from crawlproject.replay import LOOPBACK_SPEED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,6 +73,7 @@ def run_crawl_job(
     seeds = folder / "seeds.txt"
     seeds.write_text("\n".join(job.topic.start(job.task)) + "\n", encoding="utf-8")
     settings = {
+        **LOOPBACK_SPEED,
         "FOCUS_REPLAY_PROXY": proxy,
         "CLOSESPIDER_ITEMCOUNT": str(job.budget),
         "FOCUS_LABELS": str(labels),
@@ -80,7 +82,7 @@ def run_crawl_job(
         "FOCUS_CACHE_DIR": str(ROOT / ".cache"),
         "FOCUS_OUTPUT_DIR": str(folder),
         "FOCUS_STORE_PAGES": "false",
-        "FOCUS_PROGRESS_INTERVAL": "0",
+        "LOGSTATS_INTERVAL": "0",
         "LOG_LEVEL": "WARNING",
         "LOG_FILE": str(folder / "crawl.log"),
         **dict(job.variant.settings),

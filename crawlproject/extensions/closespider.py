@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.extensions.closespider import CloseSpider as ScrapyCloseSpider
 
-from crawlproject.middlewares.robotstxt import ROBOTSTXT_REQUEST_KEY
+from crawlproject import meta as keys
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -19,6 +19,6 @@ if TYPE_CHECKING:
 
 class CloseSpider(ScrapyCloseSpider):
     def page_count(self, response: Response, request: Request, spider: Spider) -> None:
-        if request.meta.get(ROBOTSTXT_REQUEST_KEY):
+        if request.meta.get(keys.ROBOTSTXT):
             return
         super().page_count(response, request, spider)

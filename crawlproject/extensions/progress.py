@@ -1,6 +1,7 @@
 """Progress while a crawl runs, and a summary when it ends.
 
-Every ``FOCUS_PROGRESS_INTERVAL`` seconds one log line: pages fetched, the
+Every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting; this line replaces
+Scrapy's own LogStats line) one log line: pages fetched, the
 rate, the frontier's size and, when a relevance signal exists, the running
 harvest rate. Two signals can exist: labels (``FOCUS_LABELS`` plus
 ``FOCUS_RELEVANT`` categories: the true harvest rate, for evaluation) and
@@ -61,7 +62,7 @@ class CrawlProgress:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        interval = config.get_float(settings, "FOCUS_PROGRESS_INTERVAL", minimum=0)
+        interval = settings.getfloat("LOGSTATS_INTERVAL")
         labels_path = config.get_str(settings, "FOCUS_LABELS")
         relevant = parse_categories(config.get_str(settings, "FOCUS_RELEVANT"))
         if labels_path and not relevant:

@@ -1,11 +1,21 @@
-"""The frontier contract: what every frontier backend (memory today, Redis
-next) must do, and nothing more (SPEC §1).
+"""The frontier contract: what every frontier backend (memory, Redis) must
+do, and nothing more (SPEC §1).
 
-A frontier holds unvisited URLs with a float score and an opaque payload
-(what the scheduler needs to rebuild the Request). It owns the order: pops
-are best-first, with ties broken first-in first-out, under a per-host
-diversity rule. Scoring is not its business: strategies compute scores and
-the scheduler passes them in.
+A frontier holds unvisited URLs under their canonical form (the *key*),
+each with a float score, the URL to fetch as it was found (when it differs
+from the key) and an opaque payload (what the scheduler needs to rebuild
+the Request). It owns the order: pops are best-first, ties first-in
+first-out, under a per-host diversity rule. It owns the seen set: a key is
+queued once, and never again once fetched.
+
+A pop *leases* its URL: it is neither queued nor fetched until the crawler
+acknowledges it (:meth:`Frontier.ack`: fetched and processed) or gives it
+back (:meth:`Frontier.release`: not fetched, e.g. the crawl stopped). A
+shared backend adds an expiry so that a worker that dies loses nothing.
+
+Scoring is not the frontier's business: strategies compute scores, the
+scheduler passes them in, and :meth:`Frontier.rescore` applies a strategy's
+new scores to everything queued.
 """
 
 from __future__ import annotations
@@ -23,64 +33,105 @@ class PushOutcome(enum.Enum):
     ADDED = "added"
     #: Added, and the lowest-scored queued URL was evicted to make room.
     ADDED_EVICTING = "added_evicting"
+    #: Added although the frontier is full: a forced push is never refused.
+    ADDED_OVER_BOUND = "added_over_bound"
     #: Already queued with a lower score: its score (and payload) were raised.
     RAISED = "raised"
     #: Already queued with an equal or higher score: nothing changed.
     DUPLICATE = "duplicate"
-    #: Already popped (fetched or being fetched): never queued twice.
+    #: Already fetched, or leased (being fetched): never queued twice.
     ALREADY_FETCHED = "already_fetched"
+    #: This very URL was refused by policy (robots.txt) when popped before.
+    REFUSED = "refused"
     #: The frontier is full and the URL scores no better than its worst entry.
     REJECTED_FULL = "rejected_full"
 
+    @property
+    def queued(self) -> bool:
+        return self in _QUEUED
+
+
+_QUEUED = frozenset(
+    {PushOutcome.ADDED, PushOutcome.ADDED_EVICTING, PushOutcome.ADDED_OVER_BOUND, PushOutcome.RAISED}
+)
+
 
 class FrontierEntry(NamedTuple):
-    url: str
+    key: str  #: canonical URL: the identity of the page
     score: float
     payload: Any
+    url: str  #: the URL to fetch, as it was found (== key when they agree)
 
 
 class Frontier(Protocol):
-    """A bounded, deduplicating, best-first queue of URLs.
+    """A bounded, deduplicating, best-first queue of URLs with leases.
 
-    The interface is deliberately narrow (push, pop, rescore, snapshot) so a
-    shared backend can implement it with a handful of atomic operations.
+    Deliberately narrow, so a shared backend can implement each method with
+    one atomic operation.
     """
 
-    def push(
-        self, url: str, score: float, payload: Any = None, force: bool = False
-    ) -> PushOutcome:
-        """Queue *url* (canonical) with *score*; higher scores pop first.
+    def open(self) -> None:
+        """Load what a previous run of the same crawl left, if anything."""
+        ...
 
-        A URL already queued keeps its place unless *score* is higher, in
-        which case its score and payload are raised. A URL already popped is
-        refused unless *force* is true (a retry or a ``dont_filter`` request).
-        When the frontier is full the lowest-scored entry is evicted, or the
-        new URL is refused if it is no better than that entry.
+    def close(self) -> None:
+        """Give back every lease still held, and persist if the backend does."""
+        ...
+
+    def push(
+        self,
+        key: str,
+        score: float,
+        payload: Any = None,
+        force: bool = False,
+        url: str | None = None,
+    ) -> PushOutcome:
+        """Queue *key* with *score*; higher scores pop first.
+
+        A key already queued keeps its place unless *score* is higher, in
+        which case its score, payload and URL are replaced. A key already
+        fetched or leased is refused unless *force* (a ``dont_filter``
+        request). When the frontier is full the lowest-scored entry is
+        evicted, or the new key refused if it is no better; a forced push is
+        never refused (the bound is exceeded instead). *url* is the URL to
+        fetch when it differs from the key.
         """
         ...
 
     def pop(self) -> FrontierEntry | None:
-        """Remove and return the best URL that the host-diversity rule allows,
-        or ``None`` when the frontier is empty. A popped URL is remembered as
-        fetched and will not be queued again."""
+        """Lease and return the best URL the host-diversity rule allows, or
+        ``None`` when nothing is queued."""
+        ...
+
+    def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
+        """Lease *key* now unless it was fetched or is leased (taking it out
+        of the queue if it is queued): a redirect's target is fetched at
+        once, and only once. Return whether the lease was granted."""
+        ...
+
+    def ack(self, key: str) -> None:
+        """The leased *key* was fetched and processed: it is fetched for good."""
+        ...
+
+    def release(self, key: str) -> None:
+        """Give the leased *key* back: it is queued again as it was (over the
+        bound if need be), and will be popped again."""
+        ...
+
+    def refuse(self, key: str, url: str) -> None:
+        """The leased *key* was not fetched because *url* is refused by policy
+        (robots.txt judges a URL, not a page): *url* is never queued again,
+        but the page may still be fetched under another spelling."""
         ...
 
     def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
-        """Give every queued URL the score ``scorer(url, score, payload)``."""
-        ...
-
-    def snapshot(self) -> dict[str, Any]:
-        """A picklable state from which :meth:`restore` resumes the same order."""
-        ...
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Replace this frontier's contents with a :meth:`snapshot`."""
+        """Give every queued key the score ``scorer(key, score, payload)``."""
         ...
 
     def __len__(self) -> int:
-        """Number of queued (not yet popped) URLs."""
+        """Number of queued (not leased, not fetched) URLs."""
         ...
 
-    def __contains__(self, url: object) -> bool:
-        """Whether *url* is queued now."""
+    def leased(self) -> int:
+        """Number of URLs leased now."""
         ...

@@ -1,54 +1,109 @@
-"""In-memory best-first frontier with a bound and per-host diversity (SPEC §1).
+"""In-memory best-first frontier with a bound, leases and per-host diversity
+(SPEC §1), compact enough for millions of queued URLs.
 
-Layout, chosen for O(log n) push and pop with nothing but tuples and dicts:
+Layout, chosen for O(log n) push and pop in about 200 bytes per queued URL:
 
-* every queued URL is one tuple ``(-score, seq, url, payload)``, held both
-  by ``_entries`` (url → tuple, the source of truth) and by a heap. ``seq``
-  is a push counter: it breaks score ties first-in first-out. A heap tuple
-  that is no longer the very object in ``_entries`` is stale (its URL was
-  raised, evicted or popped) and is skipped when met.
-* k = 1 (no host diversity): one global max-heap; a pop is a heappop.
-* k > 1: one max-heap per host, and a heap of hosts keyed by their best
-  tuple. A pop takes the best host that is not in the current batch, so
-  every batch of k consecutive pops comes from k distinct hosts (a batch
-  ends early when no other host has URLs).
-* a min-heap of (score, seq, url), built only once the frontier first fills
-  up, finds the entry to evict.
+* every queued URL is one ``bytes`` *item*: an 8-byte order key (the score,
+  made to sort byte-wise best first), an 8-byte push counter (ties pop
+  first-in first-out), an 8-byte payload reference, then the key and,
+  when it differs, ``\\0`` and the URL as found. Bytes compare with one
+  memcmp, so heaps of items need no tuples.
+* the seen set and the index of queued items are keyed by a 60-bit hash of
+  the key (a small int), not by the URL string: the URL is stored once, in
+  its item. Two keys colliding in 60 bits is a ~1e-6 event at 1M URLs.
+* payloads (what rebuilds the Request) are shared between the URLs that
+  have the same one — the links of one page — through a reference-counted
+  table, so a queued URL costs 8 bytes of payload.
+* k = 1: one global heap. k > 1: a heap per host and a heap of hosts keyed
+  by their best item; a pop takes the best host not in the current batch,
+  so every k consecutive pops come from k distinct hosts.
+* a min-heap, built once the frontier first fills up, finds the entry to
+  evict; every heap is compacted when stale items outnumber live ones.
 
-Heaps are rebuilt when stale tuples outnumber live ones.
+With ``jobdir`` the frontier is saved on close and loaded on open.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import logging
+import pickle
+import struct
 from itertools import count
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crawlproject import config
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.urls import host_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from typing import Self
 
-_Item = tuple[float, int, str, Any]  # (-score, seq, url, payload)
-_HostQueueItem = tuple[float, int, str, _Item]  # (-score, seq, host, item)
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
-# Rebuild heaps when stale tuples exceed live entries by this factor (plus a
+logger = logging.getLogger(__name__)
+
+_HEADER = struct.Struct(">QQQ")  # order, seq, payload reference
+_HEAD = _HEADER.size
+_LOWEST = struct.Struct(">QQQ")  # ~order, ~seq, fingerprint: lowest score, newest first
+_DOUBLE, _UINT = struct.Struct(">d"), struct.Struct(">Q")
+_ALL, _SIGN = 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000
+_FP_SHIFT = 4  # 64 → 60-bit fingerprints: 32-byte ints instead of 36
+_STATE_FILE = "frontier.pickle"
+_STATE_VERSION = 3
+
+# Rebuild heaps when stale items exceed live entries by this factor (plus a
 # floor, so small frontiers never bother).
 _COMPACT_FACTOR = 2
 _COMPACT_FLOOR = 4096
 
 
+def order_of(score: float) -> int:
+    """An unsigned 64-bit key that sorts ascending as *score* sorts descending.
+
+    >>> order_of(0.9) < order_of(0.5) < order_of(-2.0)
+    True
+    >>> score_of(order_of(0.25))
+    0.25
+    """
+    (bits,) = _UINT.unpack(_DOUBLE.pack(-(score + 0.0)))  # + 0.0: no -0.0
+    return int(bits ^ _ALL if bits & _SIGN else bits | _SIGN)
+
+
+def score_of(order: int) -> float:
+    bits = order ^ _SIGN if order & _SIGN else order ^ _ALL
+    return float(-_DOUBLE.unpack(_UINT.pack(bits))[0])
+
+
+def fingerprint(key: bytes) -> int:
+    """60 bits of BLAKE2b of a canonical URL: stable across runs."""
+    digest = hashlib.blake2b(key, digest_size=8).digest()
+    return int.from_bytes(digest) >> _FP_SHIFT
+
+
 class MemoryFrontier:
     """Best-first (or FIFO) frontier kept in this process's memory.
 
-    :param max_size: at most this many queued URLs (MAX_BUFFER).
+    :param max_size: at most this many queued URLs (MAX_BUFFER); forced
+        pushes and released leases may exceed it.
     :param host_batch: k, the number of distinct hosts per batch of pops.
     :param fifo: ignore scores: pure first-in first-out (breadth-first); a
         full FIFO frontier refuses new URLs rather than evicting old ones.
+    :param jobdir: save the frontier here on close, load it on open.
     """
 
-    def __init__(self, max_size: int, host_batch: int = 1, fifo: bool = False):
+    def __init__(
+        self,
+        max_size: int,
+        host_batch: int = 1,
+        fifo: bool = False,
+        jobdir: str | Path | None = None,
+        stats: StatsCollector | None = None,
+    ):
         if max_size < 1:
             raise ValueError(f"max_size must be ≥ 1, got {max_size}")
         if host_batch < 1:
@@ -56,115 +111,295 @@ class MemoryFrontier:
         self.max_size = max_size
         self.host_batch = host_batch
         self.fifo = fifo
+        self.jobdir = Path(jobdir) if jobdir else None
+        self.stats = stats
         self._clear()
-        # Bind the pop for this k once, instead of branching on every call.
-        self.pop = self._pop_global if host_batch == 1 else self._pop_diverse  # type: ignore[method-assign]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        from scrapy.utils.job import job_dir
+
+        settings = crawler.settings
+        return cls(
+            max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX", minimum=1),
+            host_batch=config.get_int(settings, "FOCUS_FRONTIER_HOST_BATCH", minimum=1),
+            fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER", {"score", "fifo"}) == "fifo",
+            jobdir=job_dir(settings),
+            stats=crawler.stats,
+        )
 
     def _clear(self) -> None:
-        self._entries: dict[str, _Item] = {}
-        self._fetched: set[str] = set()
+        self._entries: dict[int, bytes] = {}  # fingerprint → queued item
+        self._leased: dict[int, bytes] = {}  # fingerprint → leased item
+        self._fetched: set[int] = set()
+        self._refused: set[int] = set()  # fingerprints of URLs (as found) refused by policy
+        self._payloads: dict[int, list[Any]] = {}  # id → [payload, references]
         self._seq = count()
-        self._heap: list[_Item] = []  # k = 1
-        self._host_heaps: dict[str, list[_Item]] = {}  # k > 1
-        self._host_queue: list[_HostQueueItem] = []
-        self._host_key: dict[str, _Item] = {}
-        self._heap_items = 0
+        self._heap: list[bytes] = []  # k = 1
+        self._host_heaps: dict[str, list[bytes]] = {}  # k > 1
+        self._host_queue: list[tuple[bytes, str]] = []
+        self._host_key: dict[str, bytes] = {}
         self._resting: set[str] = set()  # hosts already used in this batch
-        self._lowest: list[tuple[float, int, str]] | None = None
+        self._heap_items = 0
+        self._lowest: list[bytes] | None = None
 
     # -- Frontier protocol -------------------------------------------------
 
+    def open(self) -> None:
+        path = self._state_path()
+        if path is None or not path.exists():
+            return
+        with path.open("rb") as f:
+            self.restore(pickle.load(f))
+        logger.info("Resuming crawl from %(path)s: %(queued)d URLs queued", {"path": path, "queued": len(self)})
+
+    def close(self) -> None:
+        for fp in list(self._leased):
+            self._release(fp)
+        path = self._state_path()
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(self.snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(path)  # atomic: a crash mid-write keeps the old state
+        logger.info("Saved frontier to %(path)s: %(queued)d URLs queued", {"path": path, "queued": len(self)})
+
     def push(
-        self, url: str, score: float, payload: Any = None, force: bool = False
+        self,
+        key: str,
+        score: float,
+        payload: Any = None,
+        force: bool = False,
+        url: str | None = None,
     ) -> PushOutcome:
-        if self.fifo:
-            score = 0.0
-        if url in self._fetched:
-            if not force:
-                return PushOutcome.ALREADY_FETCHED
-            self._fetched.discard(url)
-        old = self._entries.get(url)
+        key_bytes = key.encode()
+        fp = fingerprint(key_bytes)
+        if not force and (fp in self._fetched or fp in self._leased):
+            return PushOutcome.ALREADY_FETCHED
+        if self._refused and (
+            fingerprint(url.encode()) if url is not None and url != key else fp
+        ) in self._refused:
+            return PushOutcome.REFUSED
+        order = 0 if self.fifo else order_of(score)
+        old = self._entries.get(fp)
         if old is not None:
-            if score <= -old[0]:
+            if order >= _HEADER.unpack_from(old)[0]:
                 return PushOutcome.DUPLICATE
+            self._unref(old)
             outcome = PushOutcome.RAISED
         elif len(self._entries) >= self.max_size:
-            if not self._evict_below(score):
+            if self._evict_below(order):
+                outcome = PushOutcome.ADDED_EVICTING
+            elif force:
+                outcome = PushOutcome.ADDED_OVER_BOUND
+            else:
                 return PushOutcome.REJECTED_FULL
-            outcome = PushOutcome.ADDED_EVICTING
         else:
             outcome = PushOutcome.ADDED
-        item = (-score, next(self._seq), url, payload)
-        self._entries[url] = item
+        if force:
+            self._fetched.discard(fp)  # fetched once, queued again on purpose
+        self._enqueue(fp, self._item(order, key_bytes, payload, url, key))
+        return outcome
+
+    def pop(self) -> FrontierEntry | None:
+        item = self._pop_global() if self.host_batch == 1 else self._pop_diverse()
+        if item is None:
+            return None
+        return self._entry(item)
+
+    def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
+        key_bytes = key.encode()
+        fp = fingerprint(key_bytes)
+        if fp in self._fetched or fp in self._leased:
+            return False
+        queued = self._entries.pop(fp, None)
+        if queued is not None:  # its heap items are stale from now on
+            self._unref(queued)
+        order = 0 if self.fifo else order_of(score)
+        self._leased[fp] = self._item(order, key_bytes, payload, url, key)
+        return True
+
+    def ack(self, key: str) -> None:
+        fp = fingerprint(key.encode())
+        item = self._leased.pop(fp, None)
+        if item is not None:
+            self._unref(item)
+            self._fetched.add(fp)
+
+    def release(self, key: str) -> None:
+        fp = fingerprint(key.encode())
+        if fp in self._leased:
+            self._release(fp)
+
+    def refuse(self, key: str, url: str) -> None:
+        fp = fingerprint(key.encode())
+        item = self._leased.pop(fp, None)
+        if item is not None:
+            self._unref(item)
+        self._refused.add(fingerprint(url.encode()))
+
+    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
+        if self.fifo:
+            return  # scores are ignored
+        entries = self._entries
+        for fp, item in entries.items():
+            order, seq, ref = _HEADER.unpack_from(item)
+            key, _ = _split(item)
+            new = order_of(float(scorer(key, score_of(order), self._payload(ref))))
+            if new != order:
+                entries[fp] = _HEADER.pack(new, seq, ref) + item[_HEAD:]
+        self._rebuild()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def leased(self) -> int:
+        return len(self._leased)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and fingerprint(key.encode()) in self._entries
+
+    def entries(self) -> Iterator[FrontierEntry]:
+        """Every queued entry, in no particular order (for tests and tools)."""
+        for item in self._entries.values():
+            yield self._entry(item)
+
+    # -- Persistence ----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A picklable state (leases must have been released): entries whose
+        payload cannot be pickled are left out and counted."""
+        payloads, dropped = {}, set()
+        for ref, (payload, _) in self._payloads.items():
+            try:
+                pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+                dropped.add(ref)
+                continue
+            payloads[ref] = payload
+        items = [item for item in self._entries.values() if _HEADER.unpack_from(item)[2] not in dropped]
+        if len(items) < len(self._entries) and self.stats is not None:
+            self.stats.inc_value("frontier/unserializable", len(self._entries) - len(items))
+        return {
+            "version": _STATE_VERSION,
+            "items": items,
+            "payloads": payloads,
+            "fetched": self._fetched,
+            "refused": self._refused,
+            "next_seq": next(self._seq),
+            "resting": self._resting,
+            "settings": (self.max_size, self.host_batch, self.fifo),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(
+                f"frontier state version {state.get('version')!r} is not {_STATE_VERSION}: "
+                "it was saved by another version of crawlproject; start a new JOBDIR"
+            )
+        self._clear()
+        self._fetched = set(state["fetched"])
+        self._refused = set(state["refused"])
+        self._seq = count(state["next_seq"])
+        self._resting = set(state["resting"]) if self.host_batch > 1 else set()
+        # Payload references were addresses in the old process: map them anew.
+        new_refs = {}
+        for old_ref, payload in state["payloads"].items():
+            self._payloads[id(payload)] = [payload, 0]
+            new_refs[old_ref] = id(payload)
+        for item in state["items"]:
+            order, seq, ref = _HEADER.unpack_from(item)
+            ref = new_refs.get(ref, 0)
+            if ref:
+                self._payloads[ref][1] += 1
+            key, _ = _split(item)
+            self._entries[fingerprint(key.encode())] = _HEADER.pack(order, seq, ref) + item[_HEAD:]
+        self._payloads = {ref: entry for ref, entry in self._payloads.items() if entry[1]}
+        self._rebuild()
+        while len(self._entries) > self.max_size:  # restarted with a smaller bound
+            if not self._evict_below(0):
+                break
+
+    def _state_path(self) -> Path | None:
+        return self.jobdir / _STATE_FILE if self.jobdir else None
+
+    # -- Items and payloads -----------------------------------------------------
+
+    def _item(self, order: int, key_bytes: bytes, payload: Any, url: str | None, key: str) -> bytes:
+        ref = 0
+        if payload is not None:
+            ref = id(payload)
+            shared = self._payloads.get(ref)
+            if shared is None:
+                self._payloads[ref] = [payload, 1]
+            else:
+                shared[1] += 1
+        head = _HEADER.pack(order, next(self._seq), ref)
+        if url is None or url == key:
+            return head + key_bytes
+        return head + key_bytes + b"\0" + url.encode()
+
+    def _payload(self, ref: int) -> Any:
+        return self._payloads[ref][0] if ref else None
+
+    def _unref(self, item: bytes) -> None:
+        ref = _HEADER.unpack_from(item)[2]
+        if ref:
+            shared = self._payloads[ref]
+            shared[1] -= 1
+            if not shared[1]:
+                del self._payloads[ref]
+
+    def _entry(self, item: bytes) -> FrontierEntry:
+        order, _, ref = _HEADER.unpack_from(item)
+        key, url = _split(item)
+        return FrontierEntry(key, 0.0 if self.fifo else score_of(order), self._payload(ref), url)
+
+    # -- Heaps --------------------------------------------------------------------
+
+    def _enqueue(self, fp: int, item: bytes) -> None:
+        self._entries[fp] = item
         if self.host_batch == 1:
             heapq.heappush(self._heap, item)
             self._heap_items += 1
         else:
             self._index_by_host(item)
         if self._lowest is not None:
-            heapq.heappush(self._lowest, (score, item[1], url))
-        if self._heap_items > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR:
+            heapq.heappush(self._lowest, _lowest_item(item, fp))
+        if self._heap_items > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR or (
+            self._lowest is not None
+            and len(self._lowest) > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR
+        ):
             self._rebuild()
-        return outcome
 
-    def pop(self) -> FrontierEntry | None:
-        # Replaced per instance in __init__ by _pop_global or _pop_diverse.
-        return self._pop_global() if self.host_batch == 1 else self._pop_diverse()
+    def _release(self, fp: int) -> None:
+        item = self._leased.pop(fp)
+        if fp in self._entries:  # queued again meanwhile (a forced push): keep that one
+            self._unref(item)
+            return
+        self._enqueue(fp, item)
 
-    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
-        entries = self._entries
-        for url, (neg_score, seq, _, payload) in entries.items():
-            score = 0.0 if self.fifo else float(scorer(url, -neg_score, payload))
-            entries[url] = (-score, seq, url, payload)
-        self._rebuild()
+    def _take(self, item: bytes) -> bytes | None:
+        """Move a popped heap item to the leases if it is live, else None."""
+        key, _ = _split(item)
+        fp = fingerprint(key.encode())
+        if self._entries.get(fp) is not item:
+            return None  # stale: raised, evicted, claimed or popped since
+        del self._entries[fp]
+        self._leased[fp] = item
+        return item
 
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "version": 2,
-            "entries": self._entries,
-            "fetched": self._fetched,
-            "next_seq": next(self._seq),
-            "resting": self._resting,
-            "max_size": self.max_size,
-            "host_batch": self.host_batch,
-            "fifo": self.fifo,
-        }
-
-    def restore(self, state: dict[str, Any]) -> None:
-        if state.get("version") != 2:
-            raise ValueError(f"unknown frontier state version {state.get('version')!r}")
-        self._clear()
-        self._entries = dict(state["entries"])
-        self._fetched = set(state["fetched"])
-        self._seq = count(state["next_seq"])
-        self._resting = set(state["resting"]) if self.host_batch > 1 else set()
-        self._rebuild()
-        # A restart with a smaller bound keeps only the best entries.
-        while len(self._entries) > self.max_size:
-            self._evict_below(float("inf"))
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, url: object) -> bool:
-        return url in self._entries
-
-    # -- Internals ----------------------------------------------------------
-
-    def _pop_global(self) -> FrontierEntry | None:
-        heap, entries = self._heap, self._entries
+    def _pop_global(self) -> bytes | None:
+        heap = self._heap
         while heap:
             item = heapq.heappop(heap)
             self._heap_items -= 1
-            url = item[2]
-            if entries.get(url) is not item:
-                continue  # stale: raised, evicted or popped since
-            del entries[url]
-            self._fetched.add(url)
-            return FrontierEntry(url, -item[0], item[3])
+            if self._take(item) is not None:
+                return item
         return None
 
-    def _pop_diverse(self) -> FrontierEntry | None:
+    def _pop_diverse(self) -> bytes | None:
         host_queue = self._host_queue
         while True:
             if not host_queue:
@@ -173,9 +408,9 @@ class MemoryFrontier:
                 if not self._end_batch(only_if_pending=True):
                     return None
                 continue
-            _, _, host, queued = heapq.heappop(host_queue)
+            queued, host = heapq.heappop(host_queue)
             if self._host_key.get(host) is not queued:
-                continue  # superseded by a better entry of the same host
+                continue  # superseded by a better item of the same host
             del self._host_key[host]
             top = self._clean_top(host)
             if top is None:
@@ -185,15 +420,13 @@ class MemoryFrontier:
                 continue
             heapq.heappop(self._host_heaps[host])
             self._heap_items -= 1
-            url = top[2]
-            del self._entries[url]
-            self._fetched.add(url)
+            self._take(top)
             self._after_pop(host)
-            return FrontierEntry(url, -top[0], top[3])
+            return top
 
-    def _index_by_host(self, item: _Item) -> None:
+    def _index_by_host(self, item: bytes) -> None:
         self._heap_items += 1
-        host = host_of(item[2])
+        host = host_of(_split(item)[0])
         heap = self._host_heaps.get(host)
         if heap is None:
             heap = self._host_heaps[host] = []
@@ -203,19 +436,19 @@ class MemoryFrontier:
             if key is None or item < key:
                 self._queue_host(host, item)
 
-    def _queue_host(self, host: str, top: _Item) -> None:
+    def _queue_host(self, host: str, top: bytes) -> None:
         self._host_key[host] = top
-        heapq.heappush(self._host_queue, (top[0], top[1], host, top))
+        heapq.heappush(self._host_queue, (top, host))
 
-    def _clean_top(self, host: str) -> _Item | None:
-        """The host's best live tuple, dropping stale ones on the way."""
+    def _clean_top(self, host: str) -> bytes | None:
+        """The host's best live item, dropping stale ones on the way."""
         heap = self._host_heaps.get(host)
         if heap is None:
             return None
         entries = self._entries
         while heap:
             top = heap[0]
-            if entries.get(top[2]) is top:
+            if entries.get(fingerprint(_split(top)[0].encode())) is top:
                 return top
             heapq.heappop(heap)
             self._heap_items -= 1
@@ -238,27 +471,30 @@ class MemoryFrontier:
             self._queue_host(host, top)
         return bool(pending)
 
-    def _evict_below(self, score: float) -> bool:
-        """Evict the lowest-scored entry if it scores below *score*."""
+    def _evict_below(self, order: int) -> bool:
+        """Evict the lowest-scored entry if it scores below *order*'s score."""
         if self._lowest is None:
-            self._lowest = [(-item[0], item[1], url) for url, item in self._entries.items()]
+            self._lowest = [_lowest_item(item, fp) for fp, item in self._entries.items()]
             heapq.heapify(self._lowest)
         lowest, entries = self._lowest, self._entries
         while lowest:
-            low_score, seq, url = lowest[0]
-            entry = entries.get(url)
-            if entry is None or entry[1] != seq:
-                heapq.heappop(lowest)
+            inverted_order, inverted_seq, fp = _LOWEST.unpack(lowest[0])
+            entry = entries.get(fp)
+            if entry is None or _HEADER.unpack_from(entry)[1] != inverted_seq ^ _ALL:
+                heapq.heappop(lowest)  # stale
                 continue
-            if low_score >= score:
-                return False
+            if inverted_order ^ _ALL <= order:
+                return False  # the worst queued URL is at least as good
             heapq.heappop(lowest)
-            del entries[url]
+            del entries[fp]
+            self._unref(entry)
+            if self.stats is not None:
+                self.stats.inc_value("frontier/evicted")
             return True
         return False
 
     def _rebuild(self) -> None:
-        """Rebuild every heap from ``_entries``, dropping stale tuples."""
+        """Rebuild every heap from the live entries, dropping stale items."""
         items = list(self._entries.values())
         self._heap_items = len(items)
         self._host_key = {}
@@ -267,9 +503,9 @@ class MemoryFrontier:
             heapq.heapify(items)
             self._heap = items
         else:
-            host_heaps: dict[str, list[_Item]] = {}
+            host_heaps: dict[str, list[bytes]] = {}
             for item in items:
-                host = host_of(item[2])
+                host = host_of(_split(item)[0])
                 heap = host_heaps.get(host)
                 if heap is None:
                     heap = host_heaps[host] = []
@@ -280,5 +516,17 @@ class MemoryFrontier:
                     self._queue_host(host, heap[0])
             self._host_heaps = host_heaps
         if self._lowest is not None:
-            self._lowest = [(-item[0], item[1], url) for url, item in self._entries.items()]
+            self._lowest = [_lowest_item(item, fp) for fp, item in self._entries.items()]
             heapq.heapify(self._lowest)
+
+
+def _split(item: bytes) -> tuple[str, str]:
+    """(key, URL to fetch) of an item."""
+    key, _, url = item[_HEAD:].partition(b"\0")
+    key_text = key.decode()
+    return key_text, url.decode() if url else key_text
+
+
+def _lowest_item(item: bytes, fp: int) -> bytes:
+    order, seq, _ = _HEADER.unpack_from(item)
+    return _LOWEST.pack(order ^ _ALL, seq ^ _ALL, fp)

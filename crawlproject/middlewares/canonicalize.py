@@ -1,9 +1,13 @@
-"""Spider middleware: every URL canonical and admissible before it is queued.
+"""Spider middleware: every request admissible, and its key known, before it
+is queued.
 
-Requests from the spider (start requests and links) are rewritten to their
-canonical URL (:func:`crawlproject.urls.canonicalize`) and refused, with a
-counted stat, when the scheme is not http(s), the URL is malformed, or it is
-longer than ``FOCUS_URL_MAX_LENGTH`` (the spider-trap guard of SPEC §1).
+A request keeps the URL it was found with — only the fragment goes, as a
+browser drops it — so that robots.txt and every later rule judge the URL
+really requested. Its canonical key (:func:`crawlproject.urls.canonicalize`),
+what the frontier deduplicates on, is put in meta once (our spiders have
+already computed it with the link). Requests whose scheme is not http(s) or
+whose URL is malformed are refused and counted (``focus/url_refused/…``);
+length is Scrapy's ``URLLENGTH_LIMIT`` (the spider-trap guard of SPEC §1).
 """
 
 from __future__ import annotations
@@ -13,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from crawlproject import config
-from crawlproject.frontier.scheduler import CANONICAL_KEY
-from crawlproject.urls import canonicalize, refusal_reason
+from crawlproject import meta as keys
+from crawlproject.urls import canonicalize, refusal_reason, without_fragment
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -29,15 +32,13 @@ logger = logging.getLogger(__name__)
 
 
 class CanonicalizeMiddleware:
-    def __init__(self, stats: StatsCollector, max_length: int):
+    def __init__(self, stats: StatsCollector):
         self.stats = stats
-        self.max_length = max_length
         self._logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        max_length = config.get_int(crawler.settings, "FOCUS_URL_MAX_LENGTH", minimum=16)
-        return cls(crawler.stats, max_length)  # type: ignore[arg-type]
+        return cls(crawler.stats)  # type: ignore[arg-type]
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for item_or_request in start:
@@ -62,20 +63,25 @@ class CanonicalizeMiddleware:
                 yield admitted
 
     def _admit(self, obj: Any) -> Any:
-        if not isinstance(obj, Request) or obj.meta.get(CANONICAL_KEY) == obj.url:
+        if not isinstance(obj, Request):
             return obj
-        url = canonicalize(obj.url)
-        reason = refusal_reason(url, self.max_length)
+        url = without_fragment(obj.url)
+        reason = refusal_reason(url)
         if reason is not None:
-            self.stats.inc_value(f"focus/url_refused/{reason}")
-            if reason not in self._logged:  # log once per reason, then count
-                self._logged.add(reason)
-                logger.info(
-                    "Refused URL (%(reason)s): %(url)s; further refusals are counted "
-                    "in stats focus/url_refused/%(reason)s",
-                    {"reason": reason, "url": url[:200]},
-                )
+            self._refuse(reason, url)
             return None
         request = obj if url == obj.url else obj.replace(url=url)
-        request.meta[CANONICAL_KEY] = url
+        known = request.meta.get(keys.KEY)
+        if known is None or known[0] != request.url:  # our spiders key links when they find them
+            request.meta[keys.KEY] = (request.url, canonicalize(request.url))
         return request
+
+    def _refuse(self, reason: str, url: str) -> None:
+        self.stats.inc_value(f"focus/url_refused/{reason}")
+        if reason not in self._logged:  # log once per reason, then count
+            self._logged.add(reason)
+            logger.info(
+                "Refused URL (%(reason)s): %(url)s; further refusals are counted "
+                "in stats focus/url_refused/%(reason)s",
+                {"reason": reason, "url": url[:200]},
+            )

@@ -14,6 +14,7 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from crawlproject import config
+from crawlproject import meta as keys
 
 if TYPE_CHECKING:
     from typing import Self
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from scrapy.http import Headers, Response
     from scrapy.statscollectors import StatsCollector
 
-#: Set on a request to accept any content type (robots.txt uses it).
-ANY_CONTENT_TYPE_KEY = "focus_any_content_type"
 _BYTES_KEY = "_focus_bytes_received"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -61,7 +60,8 @@ class PageSizeMiddleware:
     def _headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        if request.meta.get(ANY_CONTENT_TYPE_KEY):
+        request.meta[_BYTES_KEY] = 0  # a new download (a retry copies the meta of the last)
+        if request.meta.get(keys.ANY_CONTENT_TYPE):
             return
         if not is_html_content_type(headers.get(b"Content-Type")):
             raise StopDownload(fail=False)
@@ -69,21 +69,20 @@ class PageSizeMiddleware:
     def _bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
         received = request.meta.get(_BYTES_KEY, 0) + len(data)
         request.meta[_BYTES_KEY] = received
-        if received >= self.max_bytes:
+        if received >= request.meta.get(keys.MAX_BYTES, self.max_bytes):
             raise StopDownload(fail=False)
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
         request.meta.pop(_BYTES_KEY, None)
-        if request.meta.get(ANY_CONTENT_TYPE_KEY):
-            return response
-        if not is_html_content_type(response.headers.get(b"Content-Type")):
+        max_bytes = request.meta.get(keys.MAX_BYTES, self.max_bytes)
+        if not request.meta.get(keys.ANY_CONTENT_TYPE) and not is_html_content_type(
+            response.headers.get(b"Content-Type")
+        ):
             self.stats.inc_value("focus/page/not_html")
             return response
-        if len(response.body) > self.max_bytes or "download_stopped" in response.flags:
+        if len(response.body) > max_bytes or "download_stopped" in response.flags:
             self.stats.inc_value("focus/page/truncated")
-            return response.replace(
-                body=response.body[: self.max_bytes], flags=[*response.flags, "truncated"]
-            )
+            return response.replace(body=response.body[:max_bytes], flags=[*response.flags, "truncated"])
         return response

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from crawlproject.items import RAW_FIELDS
+from crawlproject.items import RAW_FIELDS, PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
@@ -17,6 +17,8 @@ class CrawlHistoryPipeline(OutputFilePipeline):
     file_name = "history.jsonl"
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not isinstance(item, PageItem):
+            return item  # not a page of ours (a plain spider's dict): not our business
         assert self.file is not None
         record = {k: v for k, v in item.items() if k not in RAW_FIELDS}
         self.file.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawlproject.items import RAW_FIELDS
+from crawlproject.items import RAW_FIELDS, PageItem
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 class StripRawContentPipeline:
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not isinstance(item, PageItem):
+            return item
         for field in RAW_FIELDS:
             item.pop(field, None)
         return item

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 
 from crawlproject import config
+from crawlproject.items import PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ class PageRepositoryPipeline(OutputFilePipeline):
         self.pages_dir.mkdir(exist_ok=True)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not isinstance(item, PageItem):
+            return item  # not a page of ours (a plain spider's dict): not our business
         body = item.get("body")
         status = item.get("status")
         if status is None or not 200 <= status < 300 or not body:

@@ -12,6 +12,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawlproject import config
+from crawlproject.items import PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class WarcWriterPipeline(OutputFilePipeline):
         self.writer = WARCWriter(self.file, gzip=True)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not isinstance(item, PageItem):
+            return item  # not a page of ours (a plain spider's dict): not our business
         if item.get("status") is None:
             return item
         body = item.get("body") or b""

@@ -30,14 +30,12 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import load_object
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
+from crawlproject import meta as keys
 from crawlproject.config import SettingsError
-from crawlproject.frontier.scheduler import POPPED_KEY, SCORE_KEY
 from crawlproject.items import PageItem
-from crawlproject.page import Page
-from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, CrawlStrategy, Topic
+from crawlproject.page import Page, page_key
+from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
-from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -89,27 +87,22 @@ class FocusedSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
-            yield self._request(url, {SCORE_KEY: math.inf, SEED_KEY: True})
+            yield self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
 
-    def _request(self, url: str, meta: dict[str, Any]) -> Request:
-        """A request for a page, parsed by this spider (errors recorded too)."""
+    def _request(self, url: str, meta: dict[str, Any], key: str | None = None) -> Request:
+        """A request for a page, parsed by this spider (errors recorded too);
+        *key* is the URL's canonical form when the caller knows it."""
+        if key is not None:
+            meta[keys.KEY] = (url, key)
         return Request(url, callback=self.parse, errback=self.on_error, meta=meta)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        try:
-            yield from self._outputs(response, self._page_of(response))
-        finally:
-            # Every link is in the scheduler now (Best-N-First waits for this).
-            self._page_done(response.meta)
-
-    def _page_done(self, meta: dict[str, Any]) -> None:
-        assert self.crawler is not None
-        self.crawler.signals.send_catch_log(focus_signals.page_processed, url=meta.get(POPPED_KEY))
+        yield from self._outputs(response, self._page_of(response))
 
     @staticmethod
     def _page_of(response: Response) -> Page:
         return Page.from_response(
-            response, response.meta.get("depth", 0), response.meta.get(PARENT_KEY), response.meta
+            response, response.meta.get("depth", 0), response.meta.get(keys.PARENT), response.meta
         )
 
     def _outputs(self, response: Response, page: Page) -> Iterator[Any]:
@@ -122,34 +115,34 @@ class FocusedSpider(Spider):
         yield self._page_item(response, page, relevance, links)
         if follow:
             # What every child inherits: its parent, and the strategy's state.
-            inherited = {PARENT_KEY: response.url, **self.strategy.child_state(page, relevance)}
+            inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, relevance)}
             for link, score in zip(follow, scores):
                 if score is None:
                     continue  # the strategy chose not to follow this link
-                yield self._request(link.url, {SCORE_KEY: score, **inherited})
+                yield self._request(link.url, {keys.SCORE: score, **inherited}, link.key)
         promotions = self.strategy.after_page(page, relevance) if ok else ()
         for promotion in promotions if self.follow_links else ():
             yield self._request(
                 promotion.url,
-                {SCORE_KEY: promotion.score, PARENT_KEY: promotion.source, PROMOTED_KEY: promotion.source},
+                {keys.SCORE: promotion.score, keys.PARENT: promotion.source, keys.PROMOTED_BY: promotion.source},
+                promotion.key,
             )
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
         """A fetch that failed (dead host, timeout): recorded, never raised."""
         request = failure.request  # type: ignore[attr-defined]
-        self._page_done(request.meta)
         if failure.check(IgnoreRequest):
             return  # refused by policy (robots.txt): counted, not fetched
         yield PageItem(
             url=request.url,
-            canonical_url=canonicalize(request.url),
-            requested_url=request.url,
+            canonical_url=page_key(request.url, request.meta),
+            requested_url=(request.meta.get("redirect_urls") or [request.url])[0],
             status=None,
             error=f"{getattr(failure.type, '__name__', 'Error')}: {failure.getErrorMessage()}"[:500],
             order=next(self._fetch_order),
             depth=request.meta.get("depth", 0),
-            parent_url=request.meta.get(PARENT_KEY),
-            score=_finite(request.meta.get(SCORE_KEY)),
+            parent_url=request.meta.get(keys.PARENT),
+            score=_finite(request.meta.get(keys.SCORE)),
             relevance=None,
             fetched_at=_now(),
             content_type=None,
@@ -170,14 +163,14 @@ class FocusedSpider(Spider):
         headers = response.headers
         return PageItem(
             url=response.url,
-            canonical_url=canonicalize(response.url),
+            canonical_url=page.key,
             requested_url=redirects[0] if redirects else response.request.url,  # type: ignore[union-attr]
             status=response.status,
             error=None,
             order=next(self._fetch_order),
             depth=meta.get("depth", 0),
-            parent_url=meta.get(PARENT_KEY),
-            score=_finite(meta.get(SCORE_KEY)),
+            parent_url=meta.get(keys.PARENT),
+            score=_finite(meta.get(keys.SCORE)),
             relevance=relevance,
             fetched_at=_now(),
             content_type=_header(headers, b"Content-Type"),
@@ -191,7 +184,7 @@ class FocusedSpider(Spider):
                 for name, values in headers.items()
                 for value in values
             ],
-            outlinks=[(link.url, link.anchor) for link in links],
+            outlinks=[(link.key, link.anchor) for link in links],
         )
 
 

@@ -66,14 +66,11 @@ class FocusedCrawlerSpider(FocusedSpider):
         return Topic(query=self.query, model=self.model_path, good=self.good)
 
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
-        try:
-            page = self._page_of(response)
-            if 200 <= response.status < 300:
-                await self._classified(page)
-            for output in self._outputs(response, page):
-                yield output
-        finally:
-            self._page_done(response.meta)
+        page = self._page_of(response)
+        if 200 <= response.status < 300:
+            await self._classified(page)
+        for output in self._outputs(response, page):
+            yield output
 
     async def _classified(self, page: Page) -> None:
         try:

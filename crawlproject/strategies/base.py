@@ -23,21 +23,15 @@ if TYPE_CHECKING:
     from crawlproject.page import Page
 
 
-#: Request meta every spider sets: the page a link was found on, and the seed flag.
-PARENT_KEY = "focus_parent"
-SEED_KEY = "focus_seed"
-#: Request meta of a URL a strategy promoted: the page it was promoted for.
-PROMOTED_KEY = "focus_promoted_by"
-
-
 @dataclass(frozen=True)
 class Promotion:
     """A URL a strategy wants crawled sooner than its links' scores say
     (e.g. an outlink of a hub found by the distiller)."""
 
-    url: str
+    url: str  # as found: what is fetched
     score: float
     source: str  # the page it is promoted for
+    key: str  # the URL's canonical form
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from crawlproject.config import SettingsError
 from crawlproject.labels import is_relevant, load_labels, parse_categories
 from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.text import TermAnalyzer
-from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,11 +76,11 @@ class OneStepOracleStrategy(CrawlStrategy):
         return cls(topic, TermAnalyzer(stem=False), urls)
 
     def page_relevance(self, page: Page) -> float:
-        return 1.0 if canonicalize(page.url) in self.relevant_urls else 0.0
+        return 1.0 if page.key in self.relevant_urls else 0.0
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         relevant = self.relevant_urls
-        return [1.0 if canonicalize(link.url) in relevant else 0.0 for link in page.links]
+        return [1.0 if link.key in relevant else 0.0 for link in page.links]
 
 
 class PathOracleStrategy(OneStepOracleStrategy):
@@ -134,7 +133,7 @@ class PathOracleStrategy(OneStepOracleStrategy):
         return -float(self.distance.get(url, _UNREACHABLE))
 
     def page_relevance(self, page: Page) -> float:
-        url = canonicalize(page.url)
+        url = page.key
         if url in self.unfetched_relevant:
             self.unfetched_relevant.discard(url)
             self._stale = True
@@ -148,4 +147,4 @@ class PathOracleStrategy(OneStepOracleStrategy):
                 self.crawler.signals.send_catch_log(
                     focus_signals.frontier_rescore, scorer=lambda url, _score, _meta: self._score(url)
                 )
-        return [self._score(canonicalize(link.url)) for link in page.links]
+        return [self._score(link.key) for link in page.links]

@@ -2,26 +2,42 @@
 over the crawled graph that finds hubs, whose unvisited outlinks are then
 crawled first.
 
-Chakrabarti et al. weight the forward edge u→v by the relevance of v for
-the hub update and the backward edge by the relevance of u for the
-authority update: h(u) = Σ_v R(v)·a(v), a(v) = Σ_u R(u)·h(u). With A the
-adjacency matrix and D = diag(R) that is h = A·D·(D·Aᵀ)·h = (A·D)(A·D)ᵀ·h, so
-the hub vector is exactly the HITS hub vector of the graph whose edge u→v
-weighs R(v). networkx computes it (a sparse SVD); nothing here iterates by
-hand. Links within one host are ignored (they are navigation, not
-endorsement), and so are links to pages not fetched yet (R unknown, weight 0).
+Chakrabarti, van den Berg & Dom (1999) weight each endpoint of a link by its
+relevance R: an authority is endorsed by relevant hubs, a hub by the
+relevant authorities it points to,
+
+    a(v) = Σ_{u→v} R(u)·h(u)        h(u) = Σ_{u→v} R(v)·a(v),
+
+i.e. a = Aᵀ·D·h and h = A·D·a with A the adjacency matrix and D = diag(R),
+so h is the principal eigenvector of A·D·Aᵀ·D. Links within one host are
+ignored (navigation, not endorsement), and so are links to pages not
+fetched yet (R unknown: weight 0 until they are).
+
+The graph is kept between runs (appended edge arrays, one sparse matrix
+built per run) and each run's power iteration starts from the last run's
+hub vector, so a run costs a few sparse products over the cross-host links.
 """
 
 from __future__ import annotations
 
 import logging
+from array import array
+from typing import TYPE_CHECKING
 
-import networkx as nx
+import numpy as np
+import scipy.sparse as sp
 
 from crawlproject.strategies.base import Promotion
 from crawlproject.urls import host_of
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
 logger = logging.getLogger(__name__)
+
+_TOLERANCE = 1e-10  # L1 change of the normalised hub vector
+_MAX_ITERATIONS = 1000
+_WARM_FLOOR = 1e-3
 
 
 class Distiller:
@@ -33,46 +49,103 @@ class Distiller:
         self.every = every
         self.top_hubs = top_hubs
         self.same_host = same_host  # count links within a host too (not Chakrabarti's rule)
-        self.relevance: dict[str, float] = {}
-        self.outlinks: dict[str, tuple[str, ...]] = {}
         self.runs = 0
+        self.last_iterations = 0
         self._since_run = 0
+        self._ids: dict[str, int] = {}
+        self._keys: list[str] = []
+        self._relevance = array("d")  # 0 for pages not fetched yet
+        self._fetched: set[int] = set()
+        self._outlinks: dict[int, array[int]] = {}  # fetched page → its counted outlinks
+        self._found: dict[int, str] = {}  # URL as found, where it differs from the key
+        self._sources, self._targets = array("i"), array("i")
+        self._hubs = np.zeros(0)
 
-    def add_page(self, url: str, relevance: float, outlinks: tuple[str, ...]) -> None:
-        self.relevance[url] = relevance
-        self.outlinks[url] = outlinks
+    def add_page(
+        self,
+        url: str,
+        relevance: float,
+        outlinks: Iterable[str],
+        found: Mapping[str, str] | None = None,
+    ) -> None:
+        """A fetched page: its key, R(p), its outlinks' keys, and for those
+        whose URL as found differs from the key, that URL."""
+        source = self._id(url)
+        self._relevance[source] = relevance
+        self._fetched.add(source)
+        source_host = None if self.same_host else host_of(url)
+        counted = array("i")
+        for key in dict.fromkeys(outlinks):
+            if key == url or host_of(key) == source_host:
+                continue
+            target = self._id(key)
+            counted.append(target)
+            if found and key in found:
+                self._found[target] = found[key]
+        self._outlinks[source] = counted
+        self._sources.extend([source] * len(counted))
+        self._targets.extend(counted)
         self._since_run += 1
+
+    def _id(self, key: str) -> int:
+        node = self._ids.get(key)
+        if node is None:
+            node = self._ids[key] = len(self._keys)
+            self._keys.append(key)
+            self._relevance.append(0.0)
+        return node
 
     @property
     def due(self) -> bool:
         return self._since_run >= self.every
 
-    def graph(self) -> nx.DiGraph:
-        graph = nx.DiGraph()
-        relevance = self.relevance
-        for source, targets in self.outlinks.items():
-            source_host = None if self.same_host else host_of(source)
-            for target in targets:
-                weight = relevance.get(target)
-                if weight and target != source and host_of(target) != source_host:
-                    graph.add_edge(source, target, weight=weight)
-        return graph
+    def hub_vector(self) -> np.ndarray:
+        """h, normalised to sum 1 (zeros when no link counts), warm-started."""
+        n = len(self._keys)
+        if not self._sources:
+            self.last_iterations = 0
+            return np.zeros(n)
+        relevance = np.frombuffer(self._relevance, dtype=np.float64)
+        sources = np.frombuffer(self._sources, dtype=np.int32)
+        targets = np.frombuffer(self._targets, dtype=np.int32)
+        weighted = relevance[sources] * relevance[targets] > 0
+        if not weighted.any():
+            self.last_iterations = 0
+            return np.zeros(n)
+        adjacency = sp.csr_matrix(
+            (np.ones(int(weighted.sum())), (sources[weighted], targets[weighted])), shape=(n, n)
+        )
+        transposed = adjacency.T.tocsr()
+        # Warm start: the last run's answer, plus a little of everything so a
+        # part of the graph it gave nothing to can still rise.
+        hubs = np.full(n, _WARM_FLOOR / n)
+        hubs[: len(self._hubs)] += self._hubs
+        hubs /= hubs.sum()
+        iteration = 0
+        while iteration < _MAX_ITERATIONS:
+            iteration += 1
+            authorities = transposed @ (relevance * hubs)
+            new = adjacency @ (relevance * authorities)
+            total = new.sum()
+            if total <= 0:
+                new = np.zeros(n)
+                break
+            new /= total
+            change = np.abs(new - hubs).sum()
+            hubs = new
+            if change < _TOLERANCE:
+                break
+        else:
+            logger.warning("Distiller: HITS did not converge in %d iterations", _MAX_ITERATIONS)
+        self.last_iterations = iteration
+        self._hubs = hubs
+        return hubs
 
     def hubs(self) -> list[tuple[str, float]]:
         """The top hubs, best first, with their (positive) hub scores."""
-        graph = self.graph()
-        if graph.number_of_edges() < 2:
-            return []
-        try:
-            hub_scores, _ = nx.hits(graph, max_iter=1000, normalized=True)
-        except (nx.PowerIterationFailedConvergence, ValueError):
-            logger.warning("Distiller: HITS did not converge on %d pages", graph.number_of_nodes())
-            return []
-        ranked = sorted(
-            ((url, score) for url, score in hub_scores.items() if score > 1e-12),
-            key=lambda pair: (-pair[1], pair[0]),
-        )
-        return ranked[: self.top_hubs]
+        vector = self.hub_vector()
+        best = np.argsort(-vector, kind="stable")[: self.top_hubs]
+        return [(self._keys[i], float(vector[i])) for i in best if vector[i] > 1e-12]
 
     def run(self) -> list[Promotion]:
         """Find the hubs now; their outlinks not fetched yet, to be raised."""
@@ -82,12 +155,13 @@ class Distiller:
         if not hubs:
             return []
         best = hubs[0][1]
-        promotions: dict[str, Promotion] = {}
+        promotions: dict[int, Promotion] = {}
         for hub, score in hubs:
             priority = 1.0 + score / best
-            for url in self.outlinks[hub]:
-                if url not in self.relevance and url not in promotions:
-                    promotions[url] = Promotion(url, priority, hub)
+            for target in self._outlinks[self._ids[hub]]:
+                if target not in self._fetched and target not in promotions:
+                    key = self._keys[target]
+                    promotions[target] = Promotion(self._found.get(target, key), priority, hub, key)
         logger.info(
             "Distiller: top hub %(hub)s; %(count)d unvisited outlinks of %(hubs)d hubs raised",
             {"hub": hubs[0][0], "count": len(promotions), "hubs": len(hubs)},

@@ -31,16 +31,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crawlproject import config
+from crawlproject import meta as keys
 from crawlproject import signals as focus_signals
 from crawlproject.classify.model import ModelError, TaxonomyClassifier
 from crawlproject.classify.online import OnlineLearner
 from crawlproject.classify.taxonomy import TaxonomyError
 from crawlproject.config import SettingsError
 from crawlproject.labels import parse_categories
-from crawlproject.strategies.base import PARENT_KEY, PROMOTED_KEY, SEED_KEY, CrawlStrategy
+from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.strategies.distiller import Distiller
 from crawlproject.text import TermAnalyzer
-from crawlproject.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -109,12 +109,13 @@ class FocusedCrawlStrategy(CrawlStrategy):
         distill_same_host = config.get_bool(settings, "FOCUS_DISTILL_SAME_HOST")
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
         confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
+        rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO", minimum=0.0)
         try:
             model = TaxonomyClassifier.load(model_path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
         distiller = Distiller(distill_every, distill_hubs, distill_same_host) if distill_every else None
-        learner = OnlineLearner(model, retrain_every, confidence) if retrain_every else None
+        learner = OnlineLearner(model, retrain_every, confidence, rescore_ratio) if retrain_every else None
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
@@ -134,9 +135,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         for row, page in enumerate(pages):
             leaf = int(leaves[row])
             verdict = Verdict(float(relevance[row]), leaf, bool(self._expands[leaf]))
-            self._verdicts[page.url] = verdict
+            self._verdicts[page.key] = verdict
             verdicts.append(verdict)
             if self.learner is not None:
+                # keyed by the URL fetched: what its links carry as their parent
                 self.learner.add(page.url, features[row], leaf, float(probabilities[row, leaf]))
         self._inc("focus/classify/pages", len(pages))
         self._inc("focus/classify/batches")
@@ -147,7 +149,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         return probabilities[:, self._good_array].sum(axis=1), self.model.best_leaves(probabilities)
 
     def _verdict(self, page: Page) -> Verdict:
-        verdict = self._verdicts.get(page.url)
+        verdict = self._verdicts.get(page.key)
         return verdict if verdict is not None else self.classify([page])[0]
 
     def page_relevance(self, page: Page) -> float:
@@ -155,11 +157,11 @@ class FocusedCrawlStrategy(CrawlStrategy):
 
     def assume(self, page: Page, verdict: Verdict) -> None:
         """Use *verdict* for *page* (when classifying it failed)."""
-        self._verdicts[page.url] = verdict
+        self._verdicts[page.key] = verdict
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         verdict = self._verdict(page)
-        if self.hard and not verdict.expand and not page.meta.get(SEED_KEY):
+        if self.hard and not verdict.expand and not page.meta.get(keys.SEED):
             if self.reserve:
                 self._inc("focus/hard/reserved_pages")
                 return [verdict.relevance - 1.0] * len(page.links)
@@ -172,41 +174,43 @@ class FocusedCrawlStrategy(CrawlStrategy):
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Feeds the distiller and the learner; returns what the distiller
         wants raised when it ran."""
-        self._verdicts.pop(page.url, None)
+        self._verdicts.pop(page.key, None)
         if relevance is None:
             return []
         promotions: list[Promotion] = []
         distiller = self.distiller
         if distiller is not None:
             distiller.add_page(
-                canonicalize(page.url), relevance,
-                tuple(dict.fromkeys(canonicalize(link.url) for link in page.links)),
+                page.key, relevance, [link.key for link in page.links],
+                {link.key: link.url for link in page.links if link.url != link.key},
             )
             if distiller.due:
                 promotions = distiller.run()
                 self._inc("focus/distiller/runs")
                 self._inc("focus/distiller/promoted", len(promotions))
-        if self.learner is not None and self.learner.due:
-            self._learn_and_rescore()
+        learner = self.learner
+        if learner is not None and learner.due:
+            learner.learn()
+            self._inc("focus/learning/rounds")
+            self._set("focus/learning/pages", learner.learned)
+            if learner.reclassify_due:
+                self._rescore_after_learning()
         return promotions
 
-    def _learn_and_rescore(self) -> None:
+    def _rescore_after_learning(self) -> None:
+        """Every queued URL gets its parent's relevance under the new model."""
         assert self.learner is not None
-        probabilities = self.learner.learn()
-        self._inc("focus/learning/rounds")
-        if probabilities is None:
-            return
+        probabilities = self.learner.reclassify()
+        self._set("focus/learning/reclassified", self.learner.reclassified)
         relevance, leaves = self._relevance_and_leaves(probabilities)
         if self.hard:  # a parent no longer classified good drops below the rest
             relevance -= ~self._expands[leaves]
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.set_value("focus/learning/pages", self.learner.learned)
 
         def scorer(url: str, score: float, meta: dict[str, Any] | None) -> float:
-            if not meta or PROMOTED_KEY in meta:
+            if not meta or keys.PROMOTED_BY in meta:
                 return score  # seeds and distiller promotions keep their rank
-            parent_relevance = new_relevance.get(meta.get(PARENT_KEY, ""))
+            parent_relevance = new_relevance.get(meta.get(keys.PARENT, ""))
             return score if parent_relevance is None else parent_relevance
 
         if self.crawler is not None:
@@ -215,3 +219,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
     def _inc(self, key: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.inc_value(key, count)
+
+    def _set(self, key: str, value: int) -> None:
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.set_value(key, value)

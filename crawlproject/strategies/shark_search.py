@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
+from crawlproject import meta as keys
 from crawlproject.strategies.best_first import BestFirstStrategy
 from crawlproject.text import TermAnalyzer, cosine
 
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
 
     from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
-
-INHERITED_KEY = "focus_inherited"
-DEPTH_KEY = "focus_depth_budget"
 
 
 class SharkSearchStrategy(BestFirstStrategy):
@@ -71,14 +69,14 @@ class SharkSearchStrategy(BestFirstStrategy):
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
         inherited, depth = self._inheritance(page, relevance or 0.0)
-        return {INHERITED_KEY: inherited, DEPTH_KEY: depth}
+        return {keys.INHERITED: inherited, keys.DEPTH_BUDGET: depth}
 
     def _inheritance(self, page: Page, sim: float) -> tuple[float, int]:
         """inherited(url) and the depth budget of every link of *page*."""
         if sim > 0:
             return self.delta * sim, self.depth
-        parent_inherited = float(page.meta.get(INHERITED_KEY, 0.0))
-        parent_depth = int(page.meta.get(DEPTH_KEY, self.depth))
+        parent_inherited = float(page.meta.get(keys.INHERITED, 0.0))
+        parent_depth = int(page.meta.get(keys.DEPTH_BUDGET, self.depth))
         return self.delta * parent_inherited, parent_depth - 1
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:

@@ -1,0 +1,214 @@
+"""Requests in and out of the frontier: what a queued URL keeps, and how the
+Request is rebuilt when it is popped.
+
+A queued URL keeps its key, its score, the URL as found (when it differs from
+the key) and a *payload*:
+
+* a plain GET whose callbacks are methods of the spider (or ``None`` /
+  ``NO_CALLBACK``): ``("get", callback name, errback name, meta)``, where
+  meta has the keys the scheduler recomputes removed. The links of one page
+  share their payload object (same callbacks, same parent, same depth), so
+  a queued link costs a reference, not a dict;
+* any other request that can be saved: ``("dict", fields)``, Scrapy's own
+  ``Request.to_dict`` without the URL and meta keys we recompute;
+* a request whose callback is not a spider method (a lambda, a
+  ``functools.partial``): ``("object", request)``, kept as is. It cannot be
+  saved in a JOBDIR: as stock Scrapy does, it is kept in memory, with one
+  warning and a ``scheduler/unserializable`` count.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from scrapy import Request
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.request import request_from_dict
+
+from crawlproject import meta as keys
+from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.statscollectors import StatsCollector
+
+    from crawlproject.frontier.base import FrontierEntry
+
+logger = logging.getLogger(__name__)
+
+GET, DICT, OBJECT = "get", "dict", "object"
+_NO_CALLBACK = "scrapy.http.request.NO_CALLBACK"
+#: Distinct payloads remembered for sharing; the links of a page come
+#: together, so a small table finds nearly every share.
+_SHARED_MAX = 4096
+
+
+class Encoded(NamedTuple):
+    key: str
+    score: float
+    url: str  #: the URL to fetch
+    payload: Any
+
+
+class NotASpiderMethod(ValueError):
+    """A callback that cannot be named: not a method of the spider."""
+
+
+class RequestCodec:
+    def __init__(self, spider: Spider, persistent: bool = False, stats: StatsCollector | None = None):
+        self.spider = spider
+        self.persistent = persistent  # JOBDIR: a payload that cannot be saved is worth a warning
+        self.stats = stats
+        self._shared: dict[Any, tuple[Any, ...]] = {}
+        self._warned = False
+
+    # -- in ------------------------------------------------------------------
+
+    def encode(self, request: Request) -> Encoded:
+        return Encoded(key_of(request), score_of(request), request.url, self.payload(request))
+
+    def payload(self, request: Request) -> tuple[Any, ...]:
+        try:
+            callback = self._name(request.callback)
+            errback = self._name(request.errback)
+        except NotASpiderMethod as exc:
+            self._unserializable(request, str(exc))
+            return (OBJECT, request)
+        meta = _stored_meta(request.meta)
+        if not _is_plain_get(request):
+            fields = request.replace(callback=None, errback=None, meta=meta).to_dict()
+            del fields["url"]
+            fields.update(callback=callback, errback=errback)
+            return (DICT, fields)
+        return self._share((GET, callback, errback, meta))
+
+    def _name(self, method: Any) -> str | None:
+        if method is None:
+            return None
+        if method is NO_CALLBACK:
+            return _NO_CALLBACK
+        name = getattr(method, "__name__", None)
+        if (
+            name is not None
+            and getattr(method, "__self__", None) is self.spider
+            and getattr(self.spider, name, None) == method
+        ):
+            return str(name)
+        raise NotASpiderMethod(f"{method!r} is not a method of the spider")
+
+    def _share(self, payload: tuple[Any, ...]) -> tuple[Any, ...]:
+        meta = payload[3]
+        try:
+            signature = (payload[1], payload[2], tuple(meta.items()) if meta else None)
+            hash(signature)
+        except TypeError:
+            return payload  # unhashable meta values: not shared
+        shared = self._shared.get(signature)
+        if shared is None:
+            if len(self._shared) >= _SHARED_MAX:
+                self._shared.clear()
+            shared = self._shared[signature] = payload
+        return shared
+
+    def _unserializable(self, request: Request, reason: str) -> None:
+        if not self.persistent:
+            return
+        if self.stats is not None:
+            self.stats.inc_value("scheduler/unserializable")
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "Request %(request)s cannot be saved in JOBDIR (%(reason)s): it is kept in "
+                "memory and lost if the crawl stops; no more such requests will be logged "
+                "(stats scheduler/unserializable)",
+                {"request": request, "reason": reason},
+            )
+
+    # -- out -----------------------------------------------------------------
+
+    def decode(self, entry: FrontierEntry) -> Request:
+        """The Request of a popped entry, carrying its score, key and lease."""
+        key, score, payload, url = entry
+        if payload is None:  # pushed by a caller that stores no payload
+            request = Request(url)
+        elif payload[0] == GET:
+            _, callback, errback, meta = payload
+            request = Request(
+                url,
+                callback=self._method(callback),
+                errback=self._method(errback),
+                meta=meta,
+            )
+        elif payload[0] == DICT:
+            fields = dict(payload[1], url=url)
+            callback, errback = fields.pop("callback"), fields.pop("errback")
+            request = request_from_dict(fields)
+            request.callback, request.errback = self._method(callback), self._method(errback)
+        else:
+            request = payload[1]
+        request.meta[keys.SCORE] = score
+        request.meta[keys.KEY] = (request.url, key)
+        request.meta[keys.LEASE] = key
+        return request
+
+    def _method(self, name: str | None) -> Any:
+        if name is None:
+            return None
+        if name == _NO_CALLBACK:
+            return NO_CALLBACK
+        return getattr(self.spider, name)
+
+
+def meta_of(payload: Any) -> dict[str, Any] | None:
+    """The request meta inside a payload, without rebuilding the Request."""
+    if payload is None:
+        return None
+    kind = payload[0]
+    if kind == GET:
+        meta: dict[str, Any] | None = payload[3]
+        return meta
+    if kind == DICT:
+        return payload[1].get("meta")  # type: ignore[no-any-return]
+    return payload[1].meta  # type: ignore[no-any-return]
+
+
+def key_of(request: Request) -> str:
+    """The request's canonical key: computed by whoever found the link (meta
+    ``focus_key``) when it is for this very URL, else computed here."""
+    found = request.meta.get(keys.KEY)
+    if found is not None and found[0] == request.url:
+        return str(found[1])
+    return canonicalize(request.url)
+
+
+def score_of(request: Request) -> float:
+    score = request.meta.get(keys.SCORE)
+    if score is None:
+        return float(request.priority)
+    score = float(score)
+    return score if not math.isnan(score) else 0.0
+
+
+def _stored_meta(meta: dict[str, Any]) -> dict[str, Any] | None:
+    if not meta:
+        return None
+    kept = {name: value for name, value in meta.items() if name not in keys.RECOMPUTED}
+    return kept or None
+
+
+def _is_plain_get(request: Request) -> bool:
+    """A GET with nothing but URL, callbacks and meta."""
+    return (
+        type(request) is Request
+        and request.method == "GET"
+        and not request.body
+        and not request.headers
+        and not request.cookies
+        and not request.cb_kwargs
+        and not request.flags
+        and request.priority == 0
+        and not request.dont_filter
+        and request.encoding == "utf-8"
+    )

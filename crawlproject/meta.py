@@ -1,0 +1,43 @@
+"""Every request meta key this project reads or writes, in one place.
+
+Keys starting with ``focus_`` are ours; a spider of any kind may set
+``focus_score``. The scheduler strips the keys it can recompute (score, key,
+lease) before a request is queued, so they cost nothing per queued URL.
+"""
+
+from __future__ import annotations
+
+#: Float score of a request (higher is fetched first), set by the strategy;
+#: a request without it is scored by its integer ``priority``.
+SCORE = "focus_score"
+#: ``(url, key)``: the canonical form (the frontier key) computed for *url*,
+#: so that it is computed once per link. Ignored when the request's URL is
+#: not *url* any more (a redirect copies the meta of its original).
+KEY = "focus_key"
+#: The frontier key whose lease a request is fetched under. A retry or a
+#: redirect carries it on: it is the same fetch.
+LEASE = "focus_lease"
+
+#: Set by a middleware that refuses a request by policy for its URL, not its
+#: page (robots.txt): the page may still be fetched under another spelling.
+REFUSED = "focus_refused_by"
+
+#: The page a link was found on, and the seed flag (set by our spiders).
+PARENT = "focus_parent"
+SEED = "focus_seed"
+#: The page a strategy promoted this URL for (e.g. the distiller's hub).
+PROMOTED_BY = "focus_promoted_by"
+
+#: SharkSearch state that a page hands down to its links.
+INHERITED = "focus_inherited"
+DEPTH_BUDGET = "focus_depth_budget"
+
+#: A robots.txt fetch of the robots middleware (never counted as a page).
+ROBOTSTXT = "focus_robotstxt"
+#: Read at most this many bytes of the response (overrides the page-size cut).
+MAX_BYTES = "focus_max_bytes"
+#: Accept any content type (robots.txt is text/plain).
+ANY_CONTENT_TYPE = "focus_any_content_type"
+
+#: Keys the scheduler recomputes and so never stores in the frontier.
+RECOMPUTED = frozenset({SCORE, KEY, LEASE})

@@ -1,0 +1,1 @@
+"""Spiders the tests run with ``scrapy runspider`` (plain Scrapy spiders, not ours)."""

@@ -1,0 +1,41 @@
+"""Each outlink is canonicalized once per page, whatever reads it after (issue 9 §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scrapy.http import HtmlResponse, Request
+
+from crawlproject import urls
+from crawlproject.middlewares.canonicalize import CanonicalizeMiddleware
+from crawlproject.pipelines.linkgraph import LinkGraphPipeline
+from crawlproject.spiders.sharksearch import SharkSearchSpider
+from tests.conftest import open_scheduler
+
+
+def test_each_outlink_is_canonicalized_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    crawler, scheduler, spider = open_scheduler(
+        SharkSearchSpider, {"FOCUS_OUTPUT_DIR": str(tmp_path / "out")},
+        query="course", seeds="http://seed.test/",
+    )
+    links = [f"http://h{i % 7}.test/course/{i}" for i in range(40)]  # already canonical
+    body = "<html><body>" + "".join(f'<p>course {i} <a href="{u}">course {i}</a></p>' for i, u in enumerate(links))
+    request = Request("http://seed.test/", meta={"depth": 0})
+    response = HtmlResponse("http://seed.test/", body=(body + "</body></html>").encode(), request=request)
+    middleware = CanonicalizeMiddleware.from_crawler(crawler)
+    pipeline = LinkGraphPipeline.from_crawler(crawler)
+    pipeline.open_spider(spider)
+
+    calls = []
+    real = urls.canonicalize_url
+    monkeypatch.setattr(urls, "canonicalize_url", lambda url, *a, **k: calls.append(url) or real(url, *a, **k))
+    outputs = list(middleware.process_spider_output(response, spider.parse(response)))
+    for output in outputs:
+        if isinstance(output, Request):
+            scheduler.enqueue_request(output)
+        else:
+            pipeline.process_item(output, spider)
+    pipeline.close_spider(spider)
+    assert sum(isinstance(o, Request) for o in outputs) == 40
+    assert len(calls) <= len(links) + 2, f"{len(calls)} canonicalizations for {len(links)} links"
