@@ -68,3 +68,11 @@ def test_the_key_found_with_a_link_is_trusted_only_for_that_url() -> None:
     assert key_of(Request("http://h/a", meta={KEY: ("http://h/a", "K")})) == "K"
     assert key_of(Request("http://h/b", meta={KEY: ("http://h/a", "K")})) == "http://h/b"
     assert key_of(Request("http://H:80/c/index.html")) == "http://h/c/"
+
+
+def test_a_priority_that_is_the_score_comes_back() -> None:
+    c, spider = codec()
+    by_priority = round_trip(c, Request("http://h/p", callback=spider.parse, priority=7))
+    assert by_priority.priority == 7 and by_priority.meta[SCORE] == 7.0
+    scored = round_trip(c, Request("http://h/s", callback=spider.parse, priority=7, meta={SCORE: 0.5}))
+    assert scored.meta[SCORE] == 0.5 and scored.priority == 0  # the score orders; no use for both

@@ -236,9 +236,30 @@ def test_payloads_are_freed_with_their_last_url() -> None:
     shared = ("get", "parse", None, {"depth": 1})
     for i in range(5):
         frontier.push(f"http://h/{i}", 0.5, payload=shared)
-    assert len(frontier._payloads) == 1  # noqa: SLF001
+    tables = frontier._tables  # noqa: SLF001
+    assert tables.references == [0, 5]
     for _ in range(5):
         entry = frontier.pop()
         assert entry is not None and entry.payload is shared
         frontier.ack(entry.key)
-    assert frontier._payloads == {}  # noqa: SLF001
+    assert tables.references == [0, 0] and tables.payloads == [None, None]
+    frontier.push("http://h/again", 0.5, payload=("other",))
+    assert tables.references == [0, 1]  # the freed slot is reused
+
+
+def test_push_counters_are_renumbered_before_they_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crawlproject.frontier import memory
+
+    monkeypatch.setattr(memory, "SEQ_LIMIT", 50)
+    frontier = MemoryFrontier(100)
+    order = []
+    for i in range(120):
+        frontier.push(f"http://h/{i}", 0.5)  # ties: first in, first out
+        if i % 2:
+            entry = frontier.pop()
+            assert entry is not None
+            order.append(entry.key)
+            frontier.ack(entry.key)
+    while (entry := frontier.pop()) is not None:
+        order.append(entry.key)
+    assert order == [f"http://h/{i}" for i in range(120)]

@@ -45,6 +45,7 @@ def test_duplicates_are_refused_and_counted() -> None:
     assert scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.7}))  # raised
     scheduler.next_request()
     assert not scheduler.enqueue_request(Request("http://a/1", meta={SCORE_KEY: 0.9}))
+    scheduler.counts.flush()
     stats = scheduler.stats.get_stats()
     assert (stats["frontier/duplicate"], stats["frontier/raised"], stats["frontier/already_fetched"]) == (1, 1, 1)
 
@@ -144,6 +145,7 @@ def test_a_redirect_to_a_page_already_fetched_is_dropped() -> None:
     moved = second.replace(url=first.url)
     moved.meta["redirect_urls"] = [second.url]
     assert not scheduler.enqueue_request(moved)
+    scheduler.counts.flush()
     assert scheduler.stats.get_value("scheduler/redirect_already_seen") == 1
 
 

@@ -5,8 +5,11 @@ A queued URL keeps its key, its score, the URL as found (when it differs from
 the key) and a *payload*:
 
 * a plain GET whose callbacks are methods of the spider (or ``None`` /
-  ``NO_CALLBACK``): ``("get", callback name, errback name, meta)``, where
-  meta has the keys the scheduler recomputes removed. The links of one page
+  ``NO_CALLBACK``): ``("get", callback name, errback name, meta, score is
+  priority)``, where meta has the keys the scheduler recomputes removed. The
+  score is kept beside the payload; a request scored by its ``priority``
+  (no ``focus_score``) gets it back as its priority, one scored by
+  ``focus_score`` has no use for a priority, and it is not kept. The links of one page
   share their payload object (same callbacks, same parent, same depth), so
   a queued link costs a reference, not a dict;
 * any other request that can be saved: ``("dict", fields)``, Scrapy's own
@@ -20,7 +23,6 @@ the key) and a *payload*:
 from __future__ import annotations
 
 import logging
-import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy import Request
@@ -40,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 GET, DICT, OBJECT = "get", "dict", "object"
 _NO_CALLBACK = "scrapy.http.request.NO_CALLBACK"
+_VERBATIM = "verbatim_url"
 #: Distinct payloads remembered for sharing; the links of a page come
 #: together, so a small table finds nearly every share.
 _SHARED_MAX = 4096
@@ -67,7 +70,15 @@ class RequestCodec:
     # -- in ------------------------------------------------------------------
 
     def encode(self, request: Request) -> Encoded:
-        return Encoded(key_of(request), score_of(request), request.url, self.payload(request))
+        meta, url = request.meta, request.url
+        found = meta.get(keys.KEY)
+        key = found[1] if found is not None and found[0] == url else canonicalize(url)
+        score = meta.get(keys.SCORE)
+        if score is None:
+            score = float(request.priority)
+        elif score != score:  # NaN
+            score = 0.0
+        return Encoded(key, float(score), url, self.payload(request))
 
     def payload(self, request: Request) -> tuple[Any, ...]:
         try:
@@ -76,13 +87,14 @@ class RequestCodec:
         except NotASpiderMethod as exc:
             self._unserializable(request, str(exc))
             return (OBJECT, request)
-        meta = _stored_meta(request.meta)
+        meta = request.meta
+        stored = _stored_meta(meta)
         if not _is_plain_get(request):
-            fields = request.replace(callback=None, errback=None, meta=meta).to_dict()
+            fields = request.replace(callback=None, errback=None, meta=stored).to_dict()
             del fields["url"]
             fields.update(callback=callback, errback=errback)
             return (DICT, fields)
-        return self._share((GET, callback, errback, meta))
+        return self._share((GET, callback, errback, stored, keys.SCORE not in meta))
 
     def _name(self, method: Any) -> str | None:
         if method is None:
@@ -101,7 +113,7 @@ class RequestCodec:
     def _share(self, payload: tuple[Any, ...]) -> tuple[Any, ...]:
         meta = payload[3]
         try:
-            signature = (payload[1], payload[2], tuple(meta.items()) if meta else None)
+            signature = (payload[1], payload[2], tuple(meta.items()) if meta else None, payload[4])
             hash(signature)
         except TypeError:
             return payload  # unhashable meta values: not shared
@@ -134,13 +146,21 @@ class RequestCodec:
         if payload is None:  # pushed by a caller that stores no payload
             request = Request(url)
         elif payload[0] == GET:
-            _, callback, errback, meta = payload
+            _, callback, errback, stored, score_is_priority = payload
+            meta = dict(stored) if stored else {}
+            # The URL went through a Request before: escaping it again is most
+            # of what building a Request costs (Scrapy's verbatim_url says so).
+            verbatim = meta.get(_VERBATIM)
+            meta[_VERBATIM] = True
             request = Request(
                 url,
                 callback=self._method(callback),
                 errback=self._method(errback),
                 meta=meta,
+                priority=int(score) if score_is_priority else 0,
             )
+            if not verbatim:
+                del request.meta[_VERBATIM]
         elif payload[0] == DICT:
             fields = dict(payload[1], url=url)
             callback, errback = fields.pop("callback"), fields.pop("errback")
@@ -183,14 +203,6 @@ def key_of(request: Request) -> str:
     return canonicalize(request.url)
 
 
-def score_of(request: Request) -> float:
-    score = request.meta.get(keys.SCORE)
-    if score is None:
-        return float(request.priority)
-    score = float(score)
-    return score if not math.isnan(score) else 0.0
-
-
 def _stored_meta(meta: dict[str, Any]) -> dict[str, Any] | None:
     if not meta:
         return None
@@ -208,7 +220,6 @@ def _is_plain_get(request: Request) -> bool:
         and not request.cookies
         and not request.cb_kwargs
         and not request.flags
-        and request.priority == 0
         and not request.dont_filter
         and request.encoding == "utf-8"
     )

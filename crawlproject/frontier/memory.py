@@ -3,40 +3,42 @@
 
 Layout, chosen for O(log n) push and pop in about 200 bytes per queued URL:
 
-* every queued URL is one ``bytes`` *item*: an 8-byte order key (the score,
-  made to sort byte-wise best first), an 8-byte push counter (ties pop
-  first-in first-out), an 8-byte payload reference, then the key and,
-  when it differs, ``\\0`` and the URL as found. Bytes compare with one
-  memcmp, so heaps of items need no tuples.
+* every queued URL is one ``bytes`` item (crawlproject.frontier.items): order
+  key, push counter, payload and origin references, the rest of the URL;
 * the seen set and the index of queued items are keyed by a 60-bit hash of
   the key (a small int), not by the URL string: the URL is stored once, in
-  its item. Two keys colliding in 60 bits is a ~1e-6 event at 1M URLs.
-* payloads (what rebuilds the Request) are shared between the URLs that
-  have the same one — the links of one page — through a reference-counted
-  table, so a queued URL costs 8 bytes of payload.
-* k = 1: one global heap. k > 1: a heap per host and a heap of hosts keyed
-  by their best item; a pop takes the best host not in the current batch,
-  so every k consecutive pops come from k distinct hosts.
+  its item;
+* k = 1: one global heap of items. k > 1: a heap per origin and a heap of
+  origins keyed by their best item; a pop takes the best origin not in the
+  current batch, so every k consecutive pops come from k distinct hosts;
 * a min-heap, built once the frontier first fills up, finds the entry to
   evict; every heap is compacted when stale items outnumber live ones.
 
-With ``jobdir`` the frontier is saved on close and loaded on open.
+A popped URL is leased until acknowledged, refused or released. With
+``jobdir`` the frontier is saved on close and loaded on open.
 """
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import logging
 import pickle
 import struct
-from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
-from crawlproject.urls import host_of
+from crawlproject.frontier.items import (
+    ALL_BITS,
+    HEAD,
+    HEADER,
+    SEQ_LIMIT,
+    ItemTables,
+    fingerprint,
+    order_of,
+    score_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -47,42 +49,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_HEADER = struct.Struct(">QQQ")  # order, seq, payload reference
-_HEAD = _HEADER.size
-_LOWEST = struct.Struct(">QQQ")  # ~order, ~seq, fingerprint: lowest score, newest first
-_DOUBLE, _UINT = struct.Struct(">d"), struct.Struct(">Q")
-_ALL, _SIGN = 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000
-_FP_SHIFT = 4  # 64 → 60-bit fingerprints: 32-byte ints instead of 36
+_LOWEST = struct.Struct(">QIQ")  # ~order, ~seq, fingerprint: lowest score, newest first
 _STATE_FILE = "frontier.pickle"
-_STATE_VERSION = 3
+_STATE_VERSION = 4
 
 # Rebuild heaps when stale items exceed live entries by this factor (plus a
 # floor, so small frontiers never bother).
 _COMPACT_FACTOR = 2
 _COMPACT_FLOOR = 4096
-
-
-def order_of(score: float) -> int:
-    """An unsigned 64-bit key that sorts ascending as *score* sorts descending.
-
-    >>> order_of(0.9) < order_of(0.5) < order_of(-2.0)
-    True
-    >>> score_of(order_of(0.25))
-    0.25
-    """
-    (bits,) = _UINT.unpack(_DOUBLE.pack(-(score + 0.0)))  # + 0.0: no -0.0
-    return int(bits ^ _ALL if bits & _SIGN else bits | _SIGN)
-
-
-def score_of(order: int) -> float:
-    bits = order ^ _SIGN if order & _SIGN else order ^ _ALL
-    return float(-_DOUBLE.unpack(_UINT.pack(bits))[0])
-
-
-def fingerprint(key: bytes) -> int:
-    """60 bits of BLAKE2b of a canonical URL: stable across runs."""
-    digest = hashlib.blake2b(key, digest_size=8).digest()
-    return int.from_bytes(digest) >> _FP_SHIFT
 
 
 class MemoryFrontier:
@@ -129,17 +103,17 @@ class MemoryFrontier:
         )
 
     def _clear(self) -> None:
+        self._tables = ItemTables()
         self._entries: dict[int, bytes] = {}  # fingerprint → queued item
         self._leased: dict[int, bytes] = {}  # fingerprint → leased item
         self._fetched: set[int] = set()
         self._refused: set[int] = set()  # fingerprints of URLs (as found) refused by policy
-        self._payloads: dict[int, list[Any]] = {}  # id → [payload, references]
-        self._seq = count()
+        self._seq = 0
         self._heap: list[bytes] = []  # k = 1
-        self._host_heaps: dict[str, list[bytes]] = {}  # k > 1
-        self._host_queue: list[tuple[bytes, str]] = []
-        self._host_key: dict[str, bytes] = {}
-        self._resting: set[str] = set()  # hosts already used in this batch
+        self._host_heaps: dict[int, list[bytes]] = {}  # k > 1: origin → its heap
+        self._host_queue: list[tuple[bytes, int]] = []
+        self._host_key: dict[int, bytes] = {}
+        self._resting: set[int] = set()  # origins already used in this batch
         self._heap_items = 0
         self._lowest: list[bytes] | None = None
 
@@ -184,9 +158,9 @@ class MemoryFrontier:
         order = 0 if self.fifo else order_of(score)
         old = self._entries.get(fp)
         if old is not None:
-            if order >= _HEADER.unpack_from(old)[0]:
+            if order >= HEADER.unpack_from(old)[0]:
                 return PushOutcome.DUPLICATE
-            self._unref(old)
+            self._tables.release(old)
             outcome = PushOutcome.RAISED
         elif len(self._entries) >= self.max_size:
             if self._evict_below(order):
@@ -199,7 +173,7 @@ class MemoryFrontier:
             outcome = PushOutcome.ADDED
         if force:
             self._fetched.discard(fp)  # fetched once, queued again on purpose
-        self._enqueue(fp, self._item(order, key_bytes, payload, url, key))
+        self._enqueue(fp, self._tables.pack(order, self._next_seq(), key_bytes, payload, url))
         return outcome
 
     def pop(self) -> FrontierEntry | None:
@@ -208,6 +182,17 @@ class MemoryFrontier:
             return None
         return self._entry(item)
 
+    def _entry(self, item: bytes) -> FrontierEntry:
+        order, _, payload, origin = HEADER.unpack_from(item)
+        key_rest, _, url = item[HEAD:].partition(b"\0")
+        key = (self._tables.origins[origin] + key_rest).decode()
+        return FrontierEntry(
+            key,
+            0.0 if self.fifo else score_of(order),
+            self._tables.payloads[payload],
+            url.decode() if url else key,
+        )
+
     def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
         key_bytes = key.encode()
         fp = fingerprint(key_bytes)
@@ -215,16 +200,16 @@ class MemoryFrontier:
             return False
         queued = self._entries.pop(fp, None)
         if queued is not None:  # its heap items are stale from now on
-            self._unref(queued)
+            self._tables.release(queued)
         order = 0 if self.fifo else order_of(score)
-        self._leased[fp] = self._item(order, key_bytes, payload, url, key)
+        self._leased[fp] = self._tables.pack(order, self._next_seq(), key_bytes, payload, url)
         return True
 
     def ack(self, key: str) -> None:
         fp = fingerprint(key.encode())
         item = self._leased.pop(fp, None)
         if item is not None:
-            self._unref(item)
+            self._tables.release(item)
             self._fetched.add(fp)
 
     def release(self, key: str) -> None:
@@ -236,19 +221,19 @@ class MemoryFrontier:
         fp = fingerprint(key.encode())
         item = self._leased.pop(fp, None)
         if item is not None:
-            self._unref(item)
+            self._tables.release(item)
         self._refused.add(fingerprint(url.encode()))
 
     def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
         if self.fifo:
             return  # scores are ignored
-        entries = self._entries
+        tables, entries = self._tables, self._entries
         for fp, item in entries.items():
-            order, seq, ref = _HEADER.unpack_from(item)
-            key, _ = _split(item)
-            new = order_of(float(scorer(key, score_of(order), self._payload(ref))))
+            order = HEADER.unpack_from(item)[0]
+            key, _ = tables.key_and_url(item)
+            new = order_of(float(scorer(key, score_of(order), tables.payload(item))))
             if new != order:
-                entries[fp] = _HEADER.pack(new, seq, ref) + item[_HEAD:]
+                entries[fp] = tables.reorder(item, order=new)
         self._rebuild()
 
     def __len__(self) -> int:
@@ -268,28 +253,30 @@ class MemoryFrontier:
     # -- Persistence ----------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        """A picklable state (leases must have been released): entries whose
-        payload cannot be pickled are left out and counted."""
-        payloads, dropped = {}, set()
-        for ref, (payload, _) in self._payloads.items():
-            try:
-                pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-            except (pickle.PicklingError, TypeError, AttributeError, ValueError):
-                dropped.add(ref)
-                continue
-            payloads[ref] = payload
-        items = [item for item in self._entries.values() if _HEADER.unpack_from(item)[2] not in dropped]
+        """A picklable state of the queued URLs (leases are not in it: close
+        releases them first); URLs whose payload cannot be pickled are left
+        out and counted."""
+        tables = self._tables.state()
+        payloads, references = list(tables["payloads"]), list(tables["references"])
+        dropped = set()
+        for index, payload in enumerate(payloads):
+            if index and references[index]:
+                try:
+                    pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+                except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+                    dropped.add(index)
+                    payloads[index], references[index] = None, 0
+        items = [item for item in self._entries.values() if HEADER.unpack_from(item)[2] not in dropped]
         if len(items) < len(self._entries) and self.stats is not None:
-            self.stats.inc_value("frontier/unserializable", len(self._entries) - len(items))
+            self.stats.inc_value("frontier/not_saved", len(self._entries) - len(items))
         return {
             "version": _STATE_VERSION,
             "items": items,
-            "payloads": payloads,
+            "tables": dict(tables, payloads=payloads, references=references),
             "fetched": self._fetched,
             "refused": self._refused,
-            "next_seq": next(self._seq),
+            "next_seq": self._seq,
             "resting": self._resting,
-            "settings": (self.max_size, self.host_batch, self.fifo),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -299,23 +286,13 @@ class MemoryFrontier:
                 "it was saved by another version of crawlproject; start a new JOBDIR"
             )
         self._clear()
+        self._tables.restore(state["tables"])
         self._fetched = set(state["fetched"])
         self._refused = set(state["refused"])
-        self._seq = count(state["next_seq"])
+        self._seq = state["next_seq"]
         self._resting = set(state["resting"]) if self.host_batch > 1 else set()
-        # Payload references were addresses in the old process: map them anew.
-        new_refs = {}
-        for old_ref, payload in state["payloads"].items():
-            self._payloads[id(payload)] = [payload, 0]
-            new_refs[old_ref] = id(payload)
         for item in state["items"]:
-            order, seq, ref = _HEADER.unpack_from(item)
-            ref = new_refs.get(ref, 0)
-            if ref:
-                self._payloads[ref][1] += 1
-            key, _ = _split(item)
-            self._entries[fingerprint(key.encode())] = _HEADER.pack(order, seq, ref) + item[_HEAD:]
-        self._payloads = {ref: entry for ref, entry in self._payloads.items() if entry[1]}
+            self._entries[fingerprint(self._tables.key(item))] = item
         self._rebuild()
         while len(self._entries) > self.max_size:  # restarted with a smaller bound
             if not self._evict_below(0):
@@ -324,37 +301,27 @@ class MemoryFrontier:
     def _state_path(self) -> Path | None:
         return self.jobdir / _STATE_FILE if self.jobdir else None
 
-    # -- Items and payloads -----------------------------------------------------
+    # -- Items ----------------------------------------------------------------------
 
-    def _item(self, order: int, key_bytes: bytes, payload: Any, url: str | None, key: str) -> bytes:
-        ref = 0
-        if payload is not None:
-            ref = id(payload)
-            shared = self._payloads.get(ref)
-            if shared is None:
-                self._payloads[ref] = [payload, 1]
-            else:
-                shared[1] += 1
-        head = _HEADER.pack(order, next(self._seq), ref)
-        if url is None or url == key:
-            return head + key_bytes
-        return head + key_bytes + b"\0" + url.encode()
+    def _next_seq(self) -> int:
+        seq = self._seq
+        if seq >= SEQ_LIMIT - 1:
+            self._renumber()
+            seq = self._seq
+        self._seq = seq + 1
+        return seq
 
-    def _payload(self, ref: int) -> Any:
-        return self._payloads[ref][0] if ref else None
-
-    def _unref(self, item: bytes) -> None:
-        ref = _HEADER.unpack_from(item)[2]
-        if ref:
-            shared = self._payloads[ref]
-            shared[1] -= 1
-            if not shared[1]:
-                del self._payloads[ref]
-
-    def _entry(self, item: bytes) -> FrontierEntry:
-        order, _, ref = _HEADER.unpack_from(item)
-        key, url = _split(item)
-        return FrontierEntry(key, 0.0 if self.fifo else score_of(order), self._payload(ref), url)
+    def _renumber(self) -> None:
+        """Give every live item a new push counter, in the same order, from 0:
+        once per 4 billion pushes, before the 32-bit counter wraps."""
+        live = sorted([*self._entries.items(), *self._leased.items()], key=lambda pair: HEADER.unpack_from(pair[1])[1])
+        leased = self._leased
+        self._entries, self._leased = {}, {}
+        for seq, (fp, item) in enumerate(live):
+            renumbered = self._tables.reorder(item, seq=seq)
+            (self._leased if fp in leased else self._entries)[fp] = renumbered
+        self._seq = len(live)
+        self._rebuild()
 
     # -- Heaps --------------------------------------------------------------------
 
@@ -367,35 +334,32 @@ class MemoryFrontier:
             self._index_by_host(item)
         if self._lowest is not None:
             heapq.heappush(self._lowest, _lowest_item(item, fp))
-        if self._heap_items > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR or (
-            self._lowest is not None
-            and len(self._lowest) > _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR
-        ):
+        limit = _COMPACT_FACTOR * len(self._entries) + _COMPACT_FLOOR
+        if self._heap_items > limit or (self._lowest is not None and len(self._lowest) > limit):
             self._rebuild()
 
     def _release(self, fp: int) -> None:
         item = self._leased.pop(fp)
         if fp in self._entries:  # queued again meanwhile (a forced push): keep that one
-            self._unref(item)
+            self._tables.release(item)
             return
         self._enqueue(fp, item)
 
-    def _take(self, item: bytes) -> bytes | None:
-        """Move a popped heap item to the leases if it is live, else None."""
-        key, _ = _split(item)
-        fp = fingerprint(key.encode())
+    def _take(self, item: bytes) -> bool:
+        """Lease a popped heap item if it is live; False if it is stale."""
+        fp = fingerprint(self._tables.key(item))
         if self._entries.get(fp) is not item:
-            return None  # stale: raised, evicted, claimed or popped since
+            return False  # stale: raised, evicted, claimed or popped since
         del self._entries[fp]
         self._leased[fp] = item
-        return item
+        return True
 
     def _pop_global(self) -> bytes | None:
         heap = self._heap
         while heap:
             item = heapq.heappop(heap)
             self._heap_items -= 1
-            if self._take(item) is not None:
+            if self._take(item):
                 return item
         return None
 
@@ -403,14 +367,14 @@ class MemoryFrontier:
         host_queue = self._host_queue
         while True:
             if not host_queue:
-                # Only hosts of the current batch have URLs left: the batch
+                # Only origins of the current batch have URLs left: the batch
                 # ends early. If none has, keep the batch (nothing to pop).
                 if not self._end_batch(only_if_pending=True):
                     return None
                 continue
             queued, host = heapq.heappop(host_queue)
             if self._host_key.get(host) is not queued:
-                continue  # superseded by a better item of the same host
+                continue  # superseded by a better item of the same origin
             del self._host_key[host]
             top = self._clean_top(host)
             if top is None:
@@ -426,7 +390,7 @@ class MemoryFrontier:
 
     def _index_by_host(self, item: bytes) -> None:
         self._heap_items += 1
-        host = host_of(_split(item)[0])
+        host = ItemTables.origin(item)
         heap = self._host_heaps.get(host)
         if heap is None:
             heap = self._host_heaps[host] = []
@@ -436,32 +400,32 @@ class MemoryFrontier:
             if key is None or item < key:
                 self._queue_host(host, item)
 
-    def _queue_host(self, host: str, top: bytes) -> None:
+    def _queue_host(self, host: int, top: bytes) -> None:
         self._host_key[host] = top
         heapq.heappush(self._host_queue, (top, host))
 
-    def _clean_top(self, host: str) -> bytes | None:
-        """The host's best live item, dropping stale ones on the way."""
+    def _clean_top(self, host: int) -> bytes | None:
+        """The origin's best live item, dropping stale ones on the way."""
         heap = self._host_heaps.get(host)
         if heap is None:
             return None
-        entries = self._entries
+        entries, tables = self._entries, self._tables
         while heap:
             top = heap[0]
-            if entries.get(fingerprint(_split(top)[0].encode())) is top:
+            if entries.get(fingerprint(tables.key(top))) is top:
                 return top
             heapq.heappop(heap)
             self._heap_items -= 1
         del self._host_heaps[host]
         return None
 
-    def _after_pop(self, host: str) -> None:
+    def _after_pop(self, host: int) -> None:
         self._resting.add(host)
         if len(self._resting) >= self.host_batch:
             self._end_batch()
 
     def _end_batch(self, only_if_pending: bool = False) -> bool:
-        """Start a new batch; return whether any resting host had URLs."""
+        """Start a new batch; return whether any resting origin had URLs."""
         tops = [(host, self._clean_top(host)) for host in self._resting]
         pending = [(host, top) for host, top in tops if top is not None]
         if only_if_pending and not pending:
@@ -480,16 +444,14 @@ class MemoryFrontier:
         while lowest:
             inverted_order, inverted_seq, fp = _LOWEST.unpack(lowest[0])
             entry = entries.get(fp)
-            if entry is None or _HEADER.unpack_from(entry)[1] != inverted_seq ^ _ALL:
+            if entry is None or HEADER.unpack_from(entry)[1] != inverted_seq ^ 0xFFFF_FFFF:
                 heapq.heappop(lowest)  # stale
                 continue
-            if inverted_order ^ _ALL <= order:
+            if inverted_order ^ ALL_BITS <= order:
                 return False  # the worst queued URL is at least as good
             heapq.heappop(lowest)
             del entries[fp]
-            self._unref(entry)
-            if self.stats is not None:
-                self.stats.inc_value("frontier/evicted")
+            self._tables.release(entry)
             return True
         return False
 
@@ -503,9 +465,9 @@ class MemoryFrontier:
             heapq.heapify(items)
             self._heap = items
         else:
-            host_heaps: dict[str, list[bytes]] = {}
+            host_heaps: dict[int, list[bytes]] = {}
             for item in items:
-                host = host_of(_split(item)[0])
+                host = ItemTables.origin(item)
                 heap = host_heaps.get(host)
                 if heap is None:
                     heap = host_heaps[host] = []
@@ -520,13 +482,6 @@ class MemoryFrontier:
             heapq.heapify(self._lowest)
 
 
-def _split(item: bytes) -> tuple[str, str]:
-    """(key, URL to fetch) of an item."""
-    key, _, url = item[_HEAD:].partition(b"\0")
-    key_text = key.decode()
-    return key_text, url.decode() if url else key_text
-
-
 def _lowest_item(item: bytes, fp: int) -> bytes:
-    order, seq, _ = _HEADER.unpack_from(item)
-    return _LOWEST.pack(order ^ _ALL, seq ^ _ALL, fp)
+    order, seq, _, _ = HEADER.unpack_from(item)
+    return _LOWEST.pack(order ^ ALL_BITS, seq ^ 0xFFFF_FFFF, fp)

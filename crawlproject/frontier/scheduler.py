@@ -38,6 +38,7 @@ from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.scrapy_private import engine_of, on_request_finished
+from crawlproject.stats import StatsBuffer
 
 if TYPE_CHECKING:
     from typing import Self
@@ -82,6 +83,7 @@ class FrontierScheduler(BaseScheduler):
         self.batches = batches
         self.persistent = persistent
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.counts = StatsBuffer(self.stats, gauges=self._gauges)
         self.codec: RequestCodec | None = None
         self._continuations: deque[Request] = deque()
         self._fetches: dict[str, _Fetch] = {}
@@ -111,6 +113,7 @@ class FrontierScheduler(BaseScheduler):
         returned = self.frontier.leased()
         if returned:
             self.stats.set_value("scheduler/leases_returned", returned)
+        self.counts.flush()
         self._continuations.clear()
         self._fetches.clear()
         self.frontier.close()
@@ -132,18 +135,14 @@ class FrontierScheduler(BaseScheduler):
         if self._continuations:
             request = self._continuations.popleft()
         else:
-            if self.batches is not None:
-                entry = self.batches.next(self.frontier)
-                self.stats.set_value("frontier/batches", self.batches.batches)
-            else:
-                entry = self.frontier.pop()
+            entry = self.batches.next(self.frontier) if self.batches is not None else self.frontier.pop()
             if entry is None:
+                self.counts.flush()  # idle: a good moment to bring the stats up to date
                 return None
             assert self.codec is not None
             request = self.codec.decode(entry)
             self._fetches[entry.key] = _Fetch()
-            self._count_queue()
-        self.stats.inc_value("scheduler/dequeued")
+        self.counts.inc("scheduler/dequeued")
         return request
 
     def __len__(self) -> int:
@@ -155,10 +154,11 @@ class FrontierScheduler(BaseScheduler):
         assert self.codec is not None
         key, score, url, payload = self.codec.encode(request)
         outcome = self.frontier.push(key, score, payload, force=request.dont_filter, url=url)
-        self.stats.inc_value(_STAT_BY_OUTCOME[outcome])
-        self._count_queue()
+        self.counts.inc(_STAT_BY_OUTCOME[outcome])
+        if outcome is PushOutcome.ADDED_EVICTING:
+            self.counts.inc("frontier/evicted")
         if outcome.queued:
-            self.stats.inc_value("scheduler/enqueued")
+            self.counts.inc("scheduler/enqueued")
         return outcome.queued
 
     def _continue(self, request: Request, lease: str, fetch: _Fetch) -> bool:
@@ -168,19 +168,19 @@ class FrontierScheduler(BaseScheduler):
         if encoded.key == lease:
             # A retry, or a redirect to another spelling of the same page.
             if request.url in request.meta.get("redirect_urls", ()):
-                self.stats.inc_value("scheduler/redirect_loop")
+                self.counts.inc("scheduler/redirect_loop")
                 return False
             fetch.in_flight += 1
         else:
             # A redirect to another page: fetched now, unless it was or is being fetched.
             if not self.frontier.claim(encoded.key, encoded.score, encoded.payload, encoded.url):
-                self.stats.inc_value("scheduler/redirect_already_seen")
+                self.counts.inc("scheduler/redirect_already_seen")
                 return False
             request.meta[keys.LEASE] = encoded.key
             request.meta[keys.KEY] = (request.url, encoded.key)
             self._fetches[encoded.key] = _Fetch()
         self._continuations.append(request)
-        self.stats.inc_value("scheduler/enqueued")
+        self.counts.inc("scheduler/enqueued")
         return True
 
     # -- leases ----------------------------------------------------------------
@@ -216,7 +216,8 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)))
         self.stats.inc_value("frontier/rescored")
 
-    def _count_queue(self) -> None:
-        queued = len(self.frontier)
-        self.stats.set_value("frontier/queued", queued)
-        self.stats.max_value("frontier/queued_max", queued)
+    def _gauges(self) -> dict[str, int]:
+        gauges = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}
+        if self.batches is not None:
+            gauges["frontier/batches"] = self.batches.batches
+        return gauges
