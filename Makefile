@@ -26,9 +26,11 @@ lint: setup
 test: setup lint
 	$(BIN)/python -m pytest
 
+# Reproduces the frontier and throughput tables of BENCHMARKS.md, with the
+# arguments recorded there (each script rewrites its own section).
 bench: setup
-	$(BIN)/python bench/frontier.py
-	$(BIN)/python bench/throughput.py --corpus $(CORPUS)
+	$(BIN)/python bench/frontier.py --sizes 10000,100000,1000000 --repeats 3
+	$(BIN)/python bench/throughput.py --corpus $(CORPUS) --pages 1000 --repeats 5 --long-pages 11000
 
 clean:
 	rm -rf crawls .pytest_cache .mypy_cache .ruff_cache

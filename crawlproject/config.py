@@ -61,7 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_RETRAIN_CONFIDENCE": 0.9,
     "FOCUS_RETRAIN_RESCORE_RATIO": 0.5,
     # Output (pipelines, extensions)
-    "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(time)s",
+    "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(job)s",
     "FOCUS_STORE_PAGES": True,
     "FOCUS_WARC_OUTPUT": False,
     "FOCUS_LABELS": "",

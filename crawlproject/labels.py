@@ -26,11 +26,15 @@ def load_labels(path: str | Path) -> dict[str, str]:
                     continue
                 if len(row) < 2 or not row[1].strip():
                     raise LabelsError(
-                        f"{path}, line {line_number}: expected url<TAB>category, got {row!r}"
+                        f"line {line_number} of {path}: expected url<TAB>category, got {row!r}"
                     )
                 labels[canonicalize(row[0])] = row[1].strip().strip("/")
+    except FileNotFoundError:
+        raise LabelsError(f"no such file: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise LabelsError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
-        raise LabelsError(f"cannot read labels file {path}: {exc}") from None
+        raise LabelsError(f"cannot read labels file {path}: {exc.strerror or exc}") from None
     return labels
 
 

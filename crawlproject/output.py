@@ -1,33 +1,130 @@
-"""Where a crawl writes what it leaves behind (``FOCUS_OUTPUT_DIR``)."""
+"""Where a crawl writes what it leaves behind (``FOCUS_OUTPUT_DIR``), so that
+two crawls never write into one folder and a resumed crawl writes on in its own.
+
+``FOCUS_OUTPUT_DIR`` may use ``%(name)s`` (the spider), ``%(time)s`` (the
+crawl's start, UTC) and ``%(job)s`` (Scrapyd's job id when Scrapyd runs the
+crawl, else the start time and a random token: unique for parallel crawls).
+
+A crawl marks its folder with ``crawl.json`` (its id, spider, start). With
+``JOBDIR``, the folder is remembered there: resuming the crawl reuses it,
+and the history's ``order`` goes on from where it stopped. A folder that
+holds another crawl's outputs is an error that says what to do.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.job import job_dir
 
 from crawlproject import config
+from crawlproject.config import SettingsError
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.settings import BaseSettings
 
-_ATTRIBUTE = "focus_output_dir"
+MARKER = "crawl.json"
+_JOBDIR_STATE = "crawlproject-output.json"
+#: Files only a crawl writes: a folder holding one of them holds a crawl.
+_CRAWL_FILES = ("history.jsonl", "summary.json", "pages.jsonl", "links.tsv")
+
+
+@dataclass(frozen=True)
+class CrawlOutput:
+    path: Path
+    crawl_id: str
+    resumed: bool = False
+    next_order: int = 1  #: the history's ``order`` of the next page fetched
+
+
+def crawl_output(spider: Spider, settings: BaseSettings) -> CrawlOutput:
+    """The crawl's output folder, created and marked on first use; kept on
+    the spider so that every pipeline and extension of a crawl agrees."""
+    existing = getattr(spider, "crawl_output", None)
+    if isinstance(existing, CrawlOutput):
+        return existing
+    output = _resolve(spider, settings)
+    spider.crawl_output = output  # type: ignore[attr-defined]
+    return output
 
 
 def output_dir(spider: Spider, settings: BaseSettings) -> Path:
-    """The crawl's output folder, created on first use.
+    return crawl_output(spider, settings).path
 
-    ``FOCUS_OUTPUT_DIR`` may use ``%(name)s`` (the spider) and ``%(time)s``
-    (the crawl's start, UTC). The result is kept on the spider so every
-    pipeline and extension of one crawl agrees on it.
-    """
-    existing = getattr(spider, _ATTRIBUTE, None)
-    if existing is not None:
-        return Path(existing)
+
+def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
+    jobdir = job_dir(settings)
+    remembered = _remembered(jobdir)
+    if remembered is not None:
+        path = Path(remembered["output_dir"])
+        path.mkdir(parents=True, exist_ok=True)
+        return CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=_next_order(path))
+    started = datetime.now(UTC)
+    stamp = started.strftime("%Y-%m-%dT%H-%M-%S")
+    job = str(getattr(spider, "_job", "") or os.environ.get("SCRAPY_JOB", "") or f"{stamp}-{uuid.uuid4().hex[:6]}")
     template = config.get_str(settings, "FOCUS_OUTPUT_DIR")
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
-    path = Path(template % {"name": spider.name, "time": stamp})
+    try:
+        path = Path(template % {"name": spider.name, "time": stamp, "job": job})
+    except (KeyError, ValueError, TypeError) as exc:
+        raise SettingsError(
+            f"FOCUS_OUTPUT_DIR {template!r} is not a valid template ({exc}); it may use "
+            "%(name)s, %(time)s and %(job)s"
+        ) from None
+    _refuse_another_crawls_folder(path)
+    crawl_id = job
     path.mkdir(parents=True, exist_ok=True)
-    setattr(spider, _ATTRIBUTE, str(path))
-    return path
+    marker = {"crawl_id": crawl_id, "spider": spider.name, "started_at": started.isoformat(), "jobdir": jobdir}
+    (path / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    if jobdir:
+        Path(jobdir).mkdir(parents=True, exist_ok=True)
+        state = {"output_dir": str(path.resolve()), "crawl_id": crawl_id}
+        (Path(jobdir) / _JOBDIR_STATE).write_text(json.dumps(state) + "\n", encoding="utf-8")
+    return CrawlOutput(path, crawl_id)
+
+
+def _remembered(jobdir: str | None) -> dict[str, Any] | None:
+    if not jobdir:
+        return None
+    state = Path(jobdir) / _JOBDIR_STATE
+    if not state.exists():
+        return None
+    try:
+        remembered: dict[str, Any] = json.loads(state.read_text(encoding="utf-8"))
+        return remembered if "output_dir" in remembered else None
+    except (OSError, ValueError):
+        return None
+
+
+def _refuse_another_crawls_folder(path: Path) -> None:
+    if not path.is_dir():
+        return
+    if not any((path / name).exists() for name in _CRAWL_FILES):
+        return  # empty, a log file, or the marker of a crawl that never fetched: nobody's crawl
+    what = ""
+    try:
+        marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
+        what = f" (a {marker.get('spider')} crawl started {marker.get('started_at')})"
+    except (OSError, ValueError):
+        pass
+    raise SettingsError(
+        f"FOCUS_OUTPUT_DIR {str(path)!r} already holds another crawl{what}: choose another "
+        "folder (the default, crawls/%(name)s-%(job)s, is new for every crawl), delete that one, "
+        "or resume that crawl with the JOBDIR it ran with"
+    )
+
+
+def _next_order(path: Path) -> int:
+    """1 + the number of complete lines of the history (a torn last line,
+    cut by a kill mid-write, is not a page)."""
+    history = path / "history.jsonl"
+    if not history.exists():
+        return 1
+    with history.open("rb") as f:
+        return 1 + sum(1 for line in f if line.endswith(b"\n"))

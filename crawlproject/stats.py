@@ -24,11 +24,13 @@ class StatsBuffer:
         self,
         stats: StatsCollector,
         every: int = 1024,
-        gauges: Callable[[], dict[str, int]] | None = None,
+        gauges: Callable[[], dict[str, float]] | None = None,
+        keep_max: frozenset[str] = frozenset(),
     ):
         self.stats = stats
         self.every = every
-        self.gauges = gauges  # values set (and their maximum kept as NAME_max) at each flush
+        self.gauges = gauges  # values set at each flush
+        self.keep_max = keep_max  # gauges whose maximum is kept too, as NAME_max
         self._counts: defaultdict[str, int] = defaultdict(int)
         self._events = 0
 
@@ -47,4 +49,5 @@ class StatsBuffer:
         if self.gauges is not None:
             for key, value in self.gauges().items():
                 stats.set_value(key, value)
-                stats.max_value(f"{key}_max", value)
+                if key in self.keep_max:
+                    stats.max_value(f"{key}_max", value)

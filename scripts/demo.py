@@ -13,6 +13,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,8 +76,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--pages", type=int, default=500)
-    parser.add_argument("--out", type=Path, default=ROOT / "crawls" / "demo")
+    parser.add_argument("--out", type=Path, default=None, help="default: crawls/demo-<time>, new each run")
     args = parser.parse_args()
+    if args.out is None:
+        args.out = ROOT / "crawls" / f"demo-{time.strftime('%Y-%m-%dT%H-%M-%S')}"
     corpus = args.corpus.resolve()
     if not (corpus / "webkb.warc.gz").is_file():
         raise SystemExit(f"no WebKB corpus at {corpus}: put ../shared beside the checkout")

@@ -166,8 +166,12 @@ def test_resume_from_jobdir_continues_the_same_order(webkb_replay: ReplayProcess
     second = run_crawl("bestfirst", tmp_path / "second", seeds, webkb_replay.proxy_url, "course",
                        {**common, "CLOSESPIDER_ITEMCOUNT": 30, "JOBDIR": jobdir})
     assert whole.returncode == first.returncode == second.returncode == 0
-    resumed = first.urls + second.urls
+    # The resumed crawl writes on in the first one's folder.
+    assert not (tmp_path / "second" / "history.jsonl").exists()
+    history = [json.loads(line) for line in (tmp_path / "first" / "history.jsonl").read_text().splitlines()]
+    resumed = [record["url"] for record in history]
     assert len(resumed) == len(set(resumed)), "a URL was fetched twice"
+    assert [record["order"] for record in history] == list(range(1, len(history) + 1))
     assert "Resuming crawl" in second.log
     assert resumed[:55] == whole.urls[:55]
 

@@ -25,7 +25,6 @@ def test_each_outlink_is_canonicalized_once(tmp_path: Path, monkeypatch: pytest.
     response = HtmlResponse("http://seed.test/", body=(body + "</body></html>").encode(), request=request)
     middleware = CanonicalizeMiddleware.from_crawler(crawler)
     pipeline = LinkGraphPipeline.from_crawler(crawler)
-    pipeline.open_spider(spider)
 
     calls = []
     real = urls.canonicalize_url

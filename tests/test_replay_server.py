@@ -71,7 +71,7 @@ def test_latency_is_applied(tmp_path: Path) -> None:
 
 
 def test_missing_warc_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ReplayError, match="did not start"):
+    with pytest.raises(ReplayError, match=r"stopped at start-up \(exit code 2\): replay: no such file: "):
         ReplayProcess(str(tmp_path / "missing.warc.gz"), startup_timeout=30)
 
 

@@ -30,6 +30,8 @@ from crawlproject.page import Page
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from crawlproject.evaluation.corpus import Corpus
+
 logger = logging.getLogger(__name__)
 
 
@@ -52,6 +54,13 @@ class Examples:
     def __len__(self) -> int:
         return len(self.urls)
 
+    def describe(self) -> str:
+        """How ``scrapy train`` and ``scrapy topics`` both count a labelled corpus."""
+        return (
+            f"{len(self)} labelled pages in {len(set(self.categories))} categories"
+            f" ({self.missing} labelled URLs without a usable page)"
+        )
+
     def subset(self, rows: Sequence[int]) -> Examples:
         return Examples(
             [self.urls[r] for r in rows], [self.texts[r] for r in rows],
@@ -62,7 +71,10 @@ class Examples:
 def examples_from_warc(labels: str | Path, warc: str | Path, cache_dir: str | Path | None = ".cache") -> Examples:
     from crawlproject.evaluation.corpus import load_corpus
 
-    corpus = load_corpus(warc, labels, cache_dir)
+    return examples_from_corpus(load_corpus(warc, labels, cache_dir))
+
+
+def examples_from_corpus(corpus: Corpus) -> Examples:
     examples = Examples()
     for url, category in sorted(corpus.labels.items()):
         examples.add(url, corpus.text.get(url, ""), category)

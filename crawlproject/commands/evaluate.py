@@ -6,14 +6,16 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+
+from crawlproject.cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
 
 
-class Command(ScrapyCommand):
+class Command(ProjectCommand):
+    command_name = "evaluate"
     requires_project = False
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
@@ -34,7 +36,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--top-n", type=int, default=50, help="n of the static coverage of the pool's top-n")
         parser.add_argument("--cache-dir", default=".cache")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.evaluation.corpus import load_corpus
         from crawlproject.evaluation.evaluate import Evaluator, read_crawl
         from crawlproject.evaluation.report import plot_trajectories, write_report
@@ -44,9 +46,12 @@ class Command(ScrapyCommand):
             raise UsageError("name at least one crawl output folder")
         try:
             budgets = sorted(int(b) for b in opts.budgets.split(","))
-            crawls = [read_crawl(Path(folder)) for folder in args]
-        except (ValueError, OSError) as exc:
-            raise UsageError(str(exc)) from None
+        except ValueError:
+            raise UsageError(f"--budgets must be whole numbers, comma-separated, got {opts.budgets!r}") from None
+        crawls = [read_crawl(Path(folder)) for folder in args]
+        for path in (opts.warc, opts.labels, opts.topics):
+            if not Path(path).is_file():
+                raise FileNotFoundError(2, "no such file", path)
         corpus = load_corpus(opts.warc, opts.labels, opts.cache_dir or None)
         evaluator = Evaluator(corpus, read_topics(Path(opts.topics)), top_n=opts.top_n)
         result = evaluator.evaluate(crawls, budgets)

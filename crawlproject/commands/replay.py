@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.commands import ScrapyCommand
-
+from crawlproject.cli import ProjectCommand
 from crawlproject.replay.__main__ import add_arguments
 from crawlproject.replay.process import serve_forever
 
@@ -13,7 +12,8 @@ if TYPE_CHECKING:
     import argparse
 
 
-class Command(ScrapyCommand):
+class Command(ProjectCommand):
+    command_name = "replay"
     requires_project = False
     default_settings = {"LOG_ENABLED": True}  # noqa: RUF012
 
@@ -27,7 +27,7 @@ class Command(ScrapyCommand):
         super().add_options(parser)
         add_arguments(parser)
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         import logging
 
         logging.getLogger("crawlproject.replay").setLevel(logging.INFO)

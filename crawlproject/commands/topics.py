@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
+from crawlproject.cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
 
 
-class Command(ScrapyCommand):
+class Command(ProjectCommand):
+    command_name = "topics"
     requires_project = False
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
@@ -34,16 +35,26 @@ class Command(ScrapyCommand):
         parser.add_argument("--seed", type=int, default=1, help="random seed of the seed/target split")
         parser.add_argument("--cache-dir", default=".cache")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
+        from crawlproject.classify.training import examples_from_corpus
         from crawlproject.evaluation.corpus import load_corpus
-        from crawlproject.evaluation.topics import derive_topics, write_topics
+        from crawlproject.evaluation.topics import derive_topics, has_meaningful_word, write_topics
 
         for path in (opts.warc, opts.labels):
             if not Path(path).is_file():
-                raise UsageError(f"no such file: {path}")
+                raise FileNotFoundError(2, "no such file", path)
         corpus = load_corpus(opts.warc, opts.labels, opts.cache_dir or None)
+        print(examples_from_corpus(corpus).describe())
         topics = derive_topics(
             corpus, opts.min_pages, opts.max_seeds, opts.seed_fraction, opts.tfidf_terms, opts.seed
         )
+        for topic in topics:
+            if not has_meaningful_word(topic.query):
+                print(
+                    f"warning: topic {topic.id} ({topic.category}): its query {topic.query!r} has no "
+                    "meaningful word (only stopwords or catch-all words like 'misc'): a query-driven "
+                    "crawler cannot use it",
+                    file=sys.stderr,
+                )
         write_topics(topics, Path(opts.output))
-        print(f"{len(topics)} topics from {len(corpus.text)} pages written to {opts.output}")
+        print(f"{len(topics)} topics written to {opts.output}")

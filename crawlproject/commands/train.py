@@ -7,14 +7,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+
+from crawlproject.cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
 
 
-class Command(ScrapyCommand):
+class Command(ProjectCommand):
+    command_name = "train"
     requires_project = False
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
@@ -42,7 +44,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--seed", type=int, default=1, help="random seed of the held-out split")
         parser.add_argument("--cache-dir", default=".cache")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
         from crawlproject.classify.training import (
             examples_from_pages,
@@ -54,7 +56,7 @@ class Command(ScrapyCommand):
 
         for path in (opts.labels, opts.warc):
             if path and not Path(path).is_file():
-                raise UsageError(f"no such file: {path}")
+                raise FileNotFoundError(2, "no such file", path)
         if not 0 <= opts.holdout < 1:
             raise UsageError(f"--holdout must be from 0 to below 1, got {opts.holdout}")
         started = time.monotonic()
@@ -66,17 +68,17 @@ class Command(ScrapyCommand):
                 examples = examples_from_warc(opts.labels, opts.warc, opts.cache_dir or None)
             else:
                 examples = examples_from_pages(opts.labels, opts.pages)
-            print(
-                f"{len(examples)} labelled pages in {len(set(examples.categories))} categories"
-                f" ({examples.missing} labelled URLs without a usable page)"
-            )
+            print(examples.describe())
+            if not examples:
+                source = opts.warc or opts.pages
+                raise ValueError(f"no labelled URL of {opts.labels} has a usable page in {source}: nothing to train on")
             report = {}
             if opts.holdout > 0:
                 report = holdout_report(examples, settings, opts.holdout, opts.seed)
                 print(format_report(report))
             model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
-        except (ModelError, LabelsError, ValueError) as exc:
-            raise UsageError(str(exc)) from None
+        except (ModelError, LabelsError) as exc:
+            raise ValueError(str(exc)) from None
         model.report = report
         model.save(opts.output)
         print(

@@ -10,20 +10,23 @@ from __future__ import annotations
 import hashlib
 import logging
 import pickle
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
 
 from crawlproject.labels import load_labels
 from crawlproject.middlewares.pagesize import is_html_content_type
 from crawlproject.page import Page
+from crawlproject.replay.archive import ArchiveError, check_warc
 from crawlproject.urls import canonicalize
 
 logger = logging.getLogger(__name__)
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: outlinks without fragments, deduplicated
 #: The four universities' computer-science department home pages in WebKB:
 #: the seeds of the demo, the throughput benchmark and the crawl tests.
 WEBKB_DEPARTMENT_HOMES = (
@@ -73,6 +76,22 @@ def load_corpus(
                 corpus: Corpus = pickle.load(f)
             return corpus
     corpus = Corpus(labels=load_labels(labels))
+    check_warc(warc)
+    try:
+        _read_pages(warc, corpus)
+    except (ArchiveLoadFailed, EOFError, zlib.error) as exc:
+        raise ArchiveError(f"not a WARC file: {warc} ({str(exc).strip()})") from None
+    logger.info("Read %d pages from %s", len(corpus.text), warc)
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(corpus, f, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(cache_file)
+    return corpus
+
+
+def _read_pages(warc: Path, corpus: Corpus) -> None:
     with warc.open("rb") as f:
         for record in ArchiveIterator(f):
             if record.rec_type != "response" or record.http_headers is None:
@@ -93,14 +112,6 @@ def load_corpus(
             page = Page.from_response(response)
             corpus.text[url] = page.text
             corpus.outlinks[url] = [link.key for link in page.links]
-    logger.info("Read %d pages from %s", len(corpus.text), warc)
-    if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(".tmp")
-        with tmp.open("wb") as f:
-            pickle.dump(corpus, f, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(cache_file)
-    return corpus
 
 
 def _fingerprint(*paths: Path) -> str:

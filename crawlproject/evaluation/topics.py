@@ -103,6 +103,22 @@ def category_keywords(category: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if w not in STOPWORDS))
 
 
+#: Words that name a catch-all category, not a topic: a query of only these
+#: (and stopwords) cannot steer a crawler.
+CATCH_ALL_WORDS = frozenset(
+    {"misc", "miscellaneous", "other", "others", "general", "unknown", "various", "etc", "unclassified", "uncategorized"}
+)
+
+
+def has_meaningful_word(query: str) -> bool:
+    """Whether *query* has a word that is neither a stopword nor catch-all.
+
+    >>> has_meaningful_word("other misc"), has_meaningful_word("faculty misc")
+    (False, True)
+    """
+    return any(term not in CATCH_ALL_WORDS for term in TermAnalyzer(stem=False).terms(query))
+
+
 def top_terms(corpus: Corpus, examples: list[str], k: int) -> list[str]:
     """The k terms of the examples with the highest TF-IDF over the corpus."""
     from sklearn.feature_extraction.text import TfidfVectorizer

@@ -1,14 +1,19 @@
 """Progress while a crawl runs, and a summary when it ends.
 
-Every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting; this line replaces
-Scrapy's own LogStats line) one log line: pages fetched, the
-rate, the frontier's size and, when a relevance signal exists, the running
-harvest rate. Two signals can exist: labels (``FOCUS_LABELS`` plus
-``FOCUS_RELEVANT`` categories: the true harvest rate, for evaluation) and
-the strategy's own estimate of each page's relevance (its mean).
+A progress line comes every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting;
+this line replaces Scrapy's own LogStats line) and, when the crawl has a
+page budget (``CLOSESPIDER_PAGECOUNT`` / ``CLOSESPIDER_ITEMCOUNT``), every
+tenth of it too, so a short crawl shows its progress as well:
 
-At the end the summary is logged and written to ``summary.json`` in the
-crawl's output folder.
+    Progress: 150/500 pages (30%), 41.2 pages/s, 98 ok, harvest 12.2% (12/98),
+    frontier 1,204, last score 0.312
+
+Two relevance signals can appear: labels (``FOCUS_LABELS`` plus
+``FOCUS_RELEVANT`` categories: the true harvest rate, for evaluation) and the
+strategy's own estimate of each page's relevance (its mean).
+
+At the end the summary is logged and, for our spiders, written to
+``summary.json`` in the crawl's output folder.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from scrapy import signals
 from twisted.internet import task
 
 from crawlproject import config
-from crawlproject.labels import is_relevant, load_labels, parse_categories
-from crawlproject.output import output_dir
+from crawlproject.config import SettingsError
+from crawlproject.items import PageItem
+from crawlproject.labels import LabelsError, is_relevant, load_labels, parse_categories
+from crawlproject.output import CrawlOutput
 
 if TYPE_CHECKING:
     from typing import Self
@@ -36,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 
 _FOCUSED_STATS = ("focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/")
+_STEPS = 10  # progress lines per page budget
 
 
 class CrawlProgress:
@@ -45,11 +53,14 @@ class CrawlProgress:
         interval: float,
         labels: dict[str, str] | None,
         relevant: tuple[str, ...],
+        budget: int = 0,
     ):
         self.crawler = crawler
         self.interval = interval
         self.labels = labels
         self.relevant = relevant
+        self.budget = budget
+        self.step = max(1, budget // _STEPS) if budget else 0
         self.fetched = 0
         self.status_counts: Counter[str] = Counter()
         self.ok_pages = 0
@@ -66,12 +77,19 @@ class CrawlProgress:
         labels_path = config.get_str(settings, "FOCUS_LABELS")
         relevant = parse_categories(config.get_str(settings, "FOCUS_RELEVANT"))
         if labels_path and not relevant:
-            raise config.SettingsError(
+            raise SettingsError(
                 "FOCUS_LABELS is set but FOCUS_RELEVANT names no category: "
                 "set it to the relevant category paths, e.g. FOCUS_RELEVANT=course"
             )
-        labels = load_labels(labels_path) if labels_path else None
-        extension = cls(crawler, interval, labels, relevant)
+        labels = None
+        if labels_path:
+            try:
+                labels = load_labels(labels_path)
+            except LabelsError as exc:
+                raise SettingsError(f"FOCUS_LABELS: {exc}") from None
+            _check_categories(relevant, labels, labels_path)
+        budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"))
+        extension = cls(crawler, interval, labels, relevant, budget)
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
@@ -84,22 +102,23 @@ class CrawlProgress:
             self._loop.start(self.interval, now=False)
 
     def item_scraped(self, item: Any, spider: Spider) -> None:
-        if "status" not in item:
+        if not isinstance(item, PageItem):
             return
         self.fetched += 1
         status = item.get("status")
         self.status_counts[str(status) if status is not None else "failed"] += 1
-        if status != 200:
-            return
-        self.ok_pages += 1
-        if self.labels is not None:
-            category = self.labels.get(item.get("canonical_url", ""))
-            if is_relevant(category, self.relevant):
-                self.relevant_pages += 1
-        relevance = item.get("relevance")
-        if relevance is not None:
-            self.relevance_sum += relevance
-            self.relevance_count += 1
+        if status == 200:
+            self.ok_pages += 1
+            if self.labels is not None:
+                category = self.labels.get(item.get("canonical_url", ""))
+                if is_relevant(category, self.relevant):
+                    self.relevant_pages += 1
+            relevance = item.get("relevance")
+            if relevance is not None:
+                self.relevance_sum += relevance
+                self.relevance_count += 1
+        if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
+            self.log_progress()
 
     def summary(self) -> dict[str, Any]:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -128,6 +147,10 @@ class CrawlProgress:
             },
             "pages_truncated": stats.get_value("focus/page/truncated", 0),
         }
+        output = getattr(spider, "crawl_output", None)
+        if isinstance(output, CrawlOutput) and output.resumed:
+            # counts above are this run's; the history numbers on from the last
+            result["resumed_after_pages"] = output.next_order - 1
         # What the focused crawler's classifier, distiller and learner did.
         focused = {
             key.removeprefix("focus/"): value
@@ -148,19 +171,22 @@ class CrawlProgress:
 
     def log_progress(self) -> None:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        parts = [
-            f"{self.fetched} pages ({self.fetched * 60 / elapsed:.0f}/min)",
-        ]
+        done = f"{self.fetched}/{self.budget} pages ({self.fetched / self.budget:.0%})" if self.budget else f"{self.fetched} pages"
+        parts = [done, f"{self.fetched / elapsed:.1f} pages/s", f"{self.ok_pages} ok"]
         if self.labels is not None and self.ok_pages:
             parts.append(
-                f"harvest {self.relevant_pages / self.ok_pages:.1%} "
-                f"({self.relevant_pages}/{self.ok_pages})"
+                f"harvest {self.relevant_pages / self.ok_pages:.1%} ({self.relevant_pages}/{self.ok_pages})"
             )
         if self.relevance_count:
             parts.append(f"mean relevance {self.relevance_sum / self.relevance_count:.3f}")
-        queued = self.crawler.stats.get_value("frontier/queued")  # type: ignore[union-attr]
+        stats = self.crawler.stats
+        assert stats is not None
+        queued = stats.get_value("frontier/queued")
         if queued is not None:
-            parts.append(f"frontier {queued}")
+            parts.append(f"frontier {queued:,}")
+        last_score = stats.get_value("frontier/last_score")
+        if last_score is not None:
+            parts.append(f"last score {last_score:.3g}")
         logger.info("Progress: %s", ", ".join(parts))
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
@@ -168,8 +194,23 @@ class CrawlProgress:
             self._loop.stop()
         summary = self.summary()
         summary["finish_reason"] = reason
-        path = output_dir(spider, self.crawler.settings) / "summary.json"
-        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         lines = [f"  {key}: {value}" for key, value in summary.items()]
-        logger.info("Crawl summary (%s):\n%s", path, "\n".join(lines))
+        output = getattr(spider, "crawl_output", None)
+        if isinstance(output, CrawlOutput):
+            path = output.path / "summary.json"
+            path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+            logger.info("Crawl summary (%s):\n%s", path, "\n".join(lines))
+        else:
+            logger.info("Crawl summary:\n%s", "\n".join(lines))
 
+
+def _check_categories(relevant: tuple[str, ...], labels: dict[str, str], path: str) -> None:
+    """Every FOCUS_RELEVANT category must label some page (a typo labels none)."""
+    categories = set(labels.values())
+    for category in relevant:
+        if not any(is_relevant(label, (category,)) for label in categories):
+            tops = sorted({label.split("/")[0] for label in categories})
+            raise SettingsError(
+                f"FOCUS_RELEVANT names {category!r}, but no page of {path} is labelled "
+                f"{category!r} or below it; its top categories are: {', '.join(tops)}"
+            )

@@ -23,6 +23,7 @@ stops is given back to the frontier.
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +84,8 @@ class FrontierScheduler(BaseScheduler):
         self.batches = batches
         self.persistent = persistent
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
-        self.counts = StatsBuffer(self.stats, gauges=self._gauges)
+        self.counts = StatsBuffer(self.stats, gauges=self._gauges, keep_max=frozenset({"frontier/queued"}))
+        self._last_score: float | None = None
         self.codec: RequestCodec | None = None
         self._continuations: deque[Request] = deque()
         self._fetches: dict[str, _Fetch] = {}
@@ -142,6 +144,7 @@ class FrontierScheduler(BaseScheduler):
             assert self.codec is not None
             request = self.codec.decode(entry)
             self._fetches[entry.key] = _Fetch()
+            self._last_score = entry.score
         self.counts.inc("scheduler/dequeued")
         return request
 
@@ -216,8 +219,10 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)))
         self.stats.inc_value("frontier/rescored")
 
-    def _gauges(self) -> dict[str, int]:
-        gauges = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}
+    def _gauges(self) -> dict[str, float]:
+        gauges: dict[str, float] = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}
         if self.batches is not None:
             gauges["frontier/batches"] = self.batches.batches
+        if self._last_score is not None and math.isfinite(self._last_score):
+            gauges["frontier/last_score"] = round(self._last_score, 6)
         return gauges

@@ -9,16 +9,19 @@ sends traffic anywhere but 127.0.0.1.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawlproject import config
 from crawlproject.config import SettingsError
-from crawlproject.replay.process import ReplayProcess
+from crawlproject.replay.process import ReplayError, ReplayProcess
 
 if TYPE_CHECKING:
     from typing import Self
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+
+_PROXY_CHECK_TIMEOUT = 5.0
 
 
 class ReplayProxyMiddleware:
@@ -39,32 +44,67 @@ class ReplayProxyMiddleware:
         settings = crawler.settings
         proxy = config.get_str(settings, "FOCUS_REPLAY_PROXY")
         warc = config.get_str(settings, "FOCUS_REPLAY_WARC")
+        if proxy and warc:
+            raise SettingsError(
+                "FOCUS_REPLAY_WARC and FOCUS_REPLAY_PROXY are both set: set FOCUS_REPLAY_WARC to "
+                "start a replay for this crawl, or FOCUS_REPLAY_PROXY to use one already running"
+            )
         if proxy:
-            if not proxy.startswith(("http://127.", "http://localhost", "http://[::1]")):
-                raise SettingsError(
-                    f"FOCUS_REPLAY_PROXY must be a loopback http:// address, got {proxy!r}"
-                )
-            return cls(proxy)
+            return cls(check_replay_proxy(proxy))
         if not warc:
             raise NotConfigured
         if not Path(warc).is_file():
-            raise SettingsError(f"FOCUS_REPLAY_WARC: no such file {warc!r}")
-        process = ReplayProcess(
-            warc,
-            robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
-            latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS", minimum=0),
-            startup_timeout=config.get_float(
-                settings, "FOCUS_REPLAY_STARTUP_TIMEOUT", minimum=1
-            ),
-        )
+            raise SettingsError(f"FOCUS_REPLAY_WARC: no such file: {warc}")
+        try:
+            process = ReplayProcess(
+                warc,
+                robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
+                latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS", minimum=0),
+                startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT", minimum=1),
+            )
+        except ReplayError as exc:
+            raise SettingsError(f"FOCUS_REPLAY_WARC {warc}: {exc}") from None
         logger.info("Replaying %s through %s", warc, process.proxy_url)
         middleware = cls(process.proxy_url, process)
-        crawler.signals.connect(middleware.engine_stopped, signals.engine_stopped)
+        crawler.signals.connect(middleware.stop, signals.engine_stopped)
+        crawler.signals.connect(middleware.stop, signals.spider_closed)
         return middleware
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         request.meta["proxy"] = self.proxy_url
 
-    def engine_stopped(self) -> None:
+    def stop(self) -> None:
         if self.process is not None:
             self.process.stop()
+
+
+def check_replay_proxy(proxy: str) -> str:
+    """*proxy* parsed (not matched by prefix: ``http://127.0.0.1.evil.example``
+    is not loopback) and answering; a clear error otherwise."""
+    try:
+        parts = urlsplit(proxy)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        host, port = "", None
+    if parts.scheme != "http" or port is None or not _is_loopback(host):
+        raise SettingsError(
+            f"FOCUS_REPLAY_PROXY must be http://127.0.0.1:PORT (a loopback address and a port), got {proxy!r}"
+        )
+    try:
+        with socket.create_connection((host, port), timeout=_PROXY_CHECK_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise SettingsError(
+            f"FOCUS_REPLAY_PROXY {proxy} does not answer ({exc.strerror or exc}): start it with "
+            "`scrapy replay --warc FILE --port PORT`, or set FOCUS_REPLAY_WARC instead"
+        ) from None
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,12 +1,16 @@
-"""Base for pipelines that write one output file for the length of a crawl."""
+"""Base for pipelines that write one output file of a crawl: opened (for
+appending: a resumed crawl writes on) at the first page item, so a spider
+that yields items of its own (dicts) gets no files from us."""
 
 from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
 
+from crawlproject.items import PageItem
 from crawlproject.output import output_dir
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Self
 
     from scrapy import Spider
@@ -26,14 +30,26 @@ class OutputFilePipeline:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def open_spider(self, spider: Spider | None = None) -> None:
-        spider = spider or self.crawler.spider
-        assert spider is not None
-        path = output_dir(spider, self.crawler.settings) / self.file_name
-        if self.binary:
-            self.file = open(path, "ab")  # noqa: SIM115 (closed in close_spider)
-        else:
-            self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if isinstance(item, PageItem):  # not a page of ours (a dict of a plain spider): not our business
+            self.write(item, self._file())
+        return item
+
+    def write(self, item: PageItem, file: IO[Any]) -> None:
+        raise NotImplementedError
+
+    def opened(self, path: Path) -> None:
+        """Called once the file is open (a subclass may prepare more)."""
+
+    def _file(self) -> IO[Any]:
+        if self.file is None:
+            spider = self.crawler.spider
+            assert spider is not None
+            path = output_dir(spider, self.crawler.settings) / self.file_name
+            mode = "ab" if self.binary else "a"
+            self.file = open(path, mode, encoding=None if self.binary else "utf-8")  # noqa: SIM115 (closed in close_spider)
+            self.opened(path)
+        return self.file
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.file is not None:

@@ -3,13 +3,12 @@ outlink of every fetched page (both canonical keys; targets fetched or not)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from crawlproject.items import PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
-    from scrapy import Spider
+    from crawlproject.items import PageItem
 
 
 def _clean(text: str) -> str:
@@ -19,14 +18,8 @@ def _clean(text: str) -> str:
 class LinkGraphPipeline(OutputFilePipeline):
     file_name = "links.tsv"
 
-    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        if not isinstance(item, PageItem):
-            return item  # not a page of ours (a plain spider's dict): not our business
-        assert self.file is not None
+    def write(self, item: PageItem, file: IO[Any]) -> None:
         source = item["canonical_url"]
-        lines = [
-            f"{source}\t{target}\t{_clean(anchor)}\n"
-            for target, anchor in item.get("outlinks") or ()
-        ]
-        self.file.writelines(lines)
-        return item
+        file.writelines(
+            f"{source}\t{target}\t{_clean(anchor)}\n" for target, anchor in item.get("outlinks") or ()
+        )

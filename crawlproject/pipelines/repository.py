@@ -6,19 +6,19 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
 from crawlproject import config
-from crawlproject.items import PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from scrapy import Spider
     from scrapy.crawler import Crawler
+
+    from crawlproject.items import PageItem
 
 
 def page_file_name(canonical_url: str) -> str:
@@ -39,22 +39,17 @@ class PageRepositoryPipeline(OutputFilePipeline):
             raise NotConfigured
         return cls(crawler)
 
-    def open_spider(self, spider: Spider | None = None) -> None:
-        super().open_spider(spider)
-        assert self.file is not None
-        self.pages_dir = Path(self.file.name).parent / "pages"
+    def opened(self, path: Path) -> None:
+        self.pages_dir = path.parent / "pages"
         self.pages_dir.mkdir(exist_ok=True)
 
-    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        if not isinstance(item, PageItem):
-            return item  # not a page of ours (a plain spider's dict): not our business
+    def write(self, item: PageItem, file: IO[Any]) -> None:
         body = item.get("body")
         status = item.get("status")
         if status is None or not 200 <= status < 300 or not body:
-            return item  # the repository keeps pages, not error pages
+            return  # the repository keeps pages, not error pages
         name = page_file_name(item["canonical_url"])
         (self.pages_dir / name).write_bytes(body)
-        assert self.file is not None
         record = {
             "file": f"pages/{name}",
             "url": item["canonical_url"],
@@ -64,5 +59,4 @@ class PageRepositoryPipeline(OutputFilePipeline):
             "last_modified": item["last_modified"],
             "fetched_at": item["fetched_at"],
         }
-        self.file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return item
+        file.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -5,21 +5,22 @@ size cut), so a crawl can itself be replayed later."""
 from __future__ import annotations
 
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawlproject import config
-from crawlproject.items import PageItem
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Self
 
-    from scrapy import Spider
     from scrapy.crawler import Crawler
+
+    from crawlproject.items import PageItem
 
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding"})
 
@@ -34,15 +35,13 @@ class WarcWriterPipeline(OutputFilePipeline):
             raise NotConfigured
         return cls(crawler)
 
-    def open_spider(self, spider: Spider | None = None) -> None:
-        super().open_spider(spider)
+    def opened(self, path: Path) -> None:
+        assert self.file is not None
         self.writer = WARCWriter(self.file, gzip=True)
 
-    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        if not isinstance(item, PageItem):
-            return item  # not a page of ours (a plain spider's dict): not our business
+    def write(self, item: PageItem, file: IO[Any]) -> None:
         if item.get("status") is None:
-            return item
+            return
         body = item.get("body") or b""
         headers = [(k, v) for k, v in item.get("headers") or () if k.lower() not in _FRAMING]
         headers.append(("Content-Length", str(len(body))))
@@ -55,4 +54,3 @@ class WarcWriterPipeline(OutputFilePipeline):
             http_headers=http_headers,
         )
         self.writer.write_record(record)
-        return item

@@ -8,11 +8,14 @@ whatever the archive's size.
 
 from __future__ import annotations
 
+import gzip
 import logging
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
 
 from crawlproject.urls import canonicalize
 
@@ -35,6 +38,31 @@ _DROPPED_HEADERS = frozenset(
 )
 
 
+class ArchiveError(ValueError):
+    """A file that cannot be read as a WARC."""
+
+
+def check_warc(path: str | Path) -> None:
+    """Raise :class:`ArchiveError` unless *path* starts like a WARC file
+    (gzip-compressed or not): warcio alone would read some text files as ARC
+    records."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+            f.seek(0)
+            if head == b"\x1f\x8b":
+                with gzip.open(f) as unzipped:
+                    first = unzipped.read(5)
+            else:
+                first = f.read(5)
+    except FileNotFoundError:
+        raise ArchiveError(f"no such file: {path}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ArchiveError(f"not a WARC file: {path} ({exc})") from None
+    if first != b"WARC/":
+        raise ArchiveError(f"not a WARC file: {path} (it does not start with a WARC record)")
+
+
 @dataclass(frozen=True)
 class ArchivedResponse:
     url: str
@@ -51,8 +79,16 @@ class WarcArchive:
         self.path = str(path)
         self._offsets: dict[str, int] = {}
         self._canonical_offsets: dict[str, int] = {}
-        self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115 (kept open)
-        self._build_index()
+        check_warc(self.path)
+        try:
+            self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115 (kept open)
+        except OSError as exc:
+            raise ArchiveError(f"no such file: {self.path}" if isinstance(exc, FileNotFoundError) else f"{self.path}: {exc}") from None
+        try:
+            self._build_index()
+        except (ArchiveLoadFailed, EOFError, OSError, ValueError) as exc:
+            self._file.close()
+            raise ArchiveError(f"not a WARC file: {self.path} ({exc})") from None
 
     def _build_index(self) -> None:
         iterator = ArchiveIterator(self._file)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import logging
 import os
 import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,11 +29,11 @@ def serve_forever(
     """Index *warc*, listen on 127.0.0.1:*port* and serve until stopped."""
     from twisted.internet import reactor
 
-    from crawlproject.replay.archive import WarcArchive
+    from crawlproject.replay.archive import ArchiveError, WarcArchive
     from crawlproject.replay.server import ReplayFactory, RobotsRules, listen
 
     if not Path(warc).is_file():
-        print(f"replay: WARC file {warc} does not exist", file=sys.stderr)
+        print(f"replay: no such file: {warc}", file=sys.stderr)
         return 2
     try:
         rules = RobotsRules.from_file(robots or None)
@@ -38,7 +41,11 @@ def serve_forever(
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    archive = WarcArchive(warc)
+    try:
+        archive = WarcArchive(warc)
+    except ArchiveError as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
     log = open(access_log, "a", buffering=1, encoding="utf-8") if access_log else None  # noqa: SIM115
     factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log)
     bound = listen(factory, port)
@@ -72,10 +79,16 @@ class ReplayProcess:
             command += ["--latency", str(latency_ms)]
         if access_log:
             command += ["--access-log", access_log]
-        env = dict(os.environ, PYTHONPATH=_project_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        # The child imports crawlproject from wherever this process did (a
+        # checkout, a virtualenv, a Scrapyd egg).
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self._errors = tempfile.TemporaryFile(mode="w+", encoding="utf-8")  # noqa: SIM115 (closed in stop)
         self._process = subprocess.Popen(  # noqa: S603 (our own module, fixed argv)
-            command, stdout=subprocess.PIPE, text=True, env=env
+            command, stdout=subprocess.PIPE, stderr=self._errors, text=True, env=env,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 (a Linux prctl only)
         )
+        # A crawl that fails, or whose engine never starts, still stops it.
+        atexit.register(self.stop)
         self.port = self._wait_ready(startup_timeout)
         self.proxy_url = f"http://127.0.0.1:{self.port}"
 
@@ -92,13 +105,19 @@ class ReplayProcess:
                     break
             elif self._process.poll() is not None:
                 break
+        exited = self._process.poll() is not None
+        if not exited:
+            self._process.terminate()
+            self._process.wait()
+        self._errors.seek(0)
+        said = " ".join(line.strip() for line in self._errors.read().splitlines()[-3:] if line.strip())
         self.stop()
-        raise ReplayError(
-            f"the replay server did not start within {timeout:.0f}s "
-            f"(exit code {self._process.returncode}); see its messages above"
-        )
+        if exited:
+            raise ReplayError(f"the replay server stopped at start-up (exit code {self._process.returncode}): {said or 'no message'}")
+        raise ReplayError(f"the replay server did not start within {timeout:.0f}s{': ' + said if said else ''}")
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         if self._process.poll() is None:
             self._process.terminate()
             try:
@@ -108,6 +127,7 @@ class ReplayProcess:
                 self._process.wait()
         if self._process.stdout is not None:
             self._process.stdout.close()
+        self._errors.close()
 
     def __enter__(self) -> ReplayProcess:
         return self
@@ -116,5 +136,11 @@ class ReplayProcess:
         self.stop()
 
 
-def _project_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the parent dies, even by
+    SIGKILL (Linux's PR_SET_PDEATHSIG), so no replay outlives its crawl."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: atexit still stops it on any normal exit

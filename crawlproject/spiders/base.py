@@ -1,24 +1,28 @@
 """FocusedSpider: the base every crawlproject spider (and every user's topic
 spider) derives from.
 
-It reads the topic and the seeds from spider arguments, asks its strategy to
-score each fetched page's links, and yields one :class:`PageItem` per fetch
-plus one Request per outlink carrying its score. Ordering is the frontier
-scheduler's job; see crawlproject.frontier.
+It reads the topic and the seeds from spider arguments or class attributes,
+asks its strategy to score each fetched page's links, and yields one
+:class:`PageItem` per fetch plus one Request per outlink carrying its score.
+Ordering is the frontier scheduler's job; see crawlproject.frontier.
 
     scrapy crawl bestfirst -a query="course syllabus" -a seeds=seeds.txt
 
-A topic spider is a subclass with its defaults filled in::
+A topic spider is a subclass with its topic filled in, as a Scrapy user
+writes any spider (README, "Your own topic spider")::
 
-    class CourseSpider(FocusedSpider):
+    class CourseSpider(BestFirstSpider):
         name = "courses"
-        strategy_class = BestFirstStrategy
-        default_query = "course syllabus lecture homework"
-        default_seeds = ("http://www.cs.cornell.edu/",)
+        query = "course syllabus lecture homework"
+        start_urls = ["http://www.cs.cornell.edu/"]
+
+``-a query=…`` and ``-a seeds=…`` override the class attributes.
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 from datetime import UTC, datetime
 from itertools import count
@@ -33,12 +37,14 @@ from crawlproject import config
 from crawlproject import meta as keys
 from crawlproject.config import SettingsError
 from crawlproject.items import PageItem
+from crawlproject.output import crawl_output
 from crawlproject.page import Page, page_key
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
+from crawlproject.urls import refusal_reason, without_fragment
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterable, Iterator
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -46,10 +52,18 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 
-
 class FocusedSpider(Spider):
-    name = "focused-base"
+    """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not offer it."""
+
     strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
+    #: The topic's keywords; ``-a query=…`` overrides it.
+    query: str = ""
+    #: Seed URLs (a list, or a file name / comma list as ``-a seeds`` takes);
+    #: ``start_urls`` work too.
+    seeds: ClassVar[Iterable[str] | str] = ()
+    #: Spider arguments besides those of ``__init__``, read by reports.
+    extra_arguments: ClassVar[tuple[str, ...]] = ("topic_id", "task", "strategy_label")
+    # Older names of ``query`` and ``seeds``, still honoured.
     default_query: ClassVar[str] = ""
     default_seeds: ClassVar[tuple[str, ...]] = ()
 
@@ -60,17 +74,72 @@ class FocusedSpider(Spider):
         follow_links: str | bool = True,
         **kwargs: Any,
     ):
+        self._check_arguments(kwargs)
         super().__init__(**kwargs)
         # follow_links=no fetches the seeds only (a URL list, as Nutch's inject).
         self.follow_links = str(follow_links).strip().lower() not in ("0", "no", "false", "off")
-        self.query = query if query is not None else self.default_query
-        self.seed_urls = parse_seeds(seeds) if seeds else list(self.default_seeds)
-        if not self.seed_urls:
-            raise SettingsError(
-                f"spider {self.name!r} has no seeds: pass -a seeds=URL[,URL…] or "
-                "-a seeds=FILE (one URL per line)"
-            )
+        self.query = query if query is not None else (type(self).query or self.default_query)
+        self.seed_urls = self._seeds(seeds)
         self._fetch_order = count(1)
+
+    def _seeds(self, argument: str | None) -> list[str]:
+        cls = type(self)
+        found: Iterable[str] | str = (
+            argument or cls.seeds or getattr(self, "start_urls", None) or self.default_seeds
+        )
+        urls = parse_seeds(found) if isinstance(found, str) else [str(url).strip() for url in found]
+        if not urls:
+            raise SettingsError(
+                f"spider {self.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
+                "(one URL per line), or give the spider class seeds or start_urls"
+            )
+        for url in urls:
+            reason = refusal_reason(without_fragment(url))
+            if reason is not None:
+                raise SettingsError(
+                    f"seed {url!r} cannot be crawled ({reason.replace('_', ' ')}): "
+                    "seeds must be http:// or https:// URLs with a host"
+                )
+        return urls
+
+    @classmethod
+    def _check_arguments(cls, given: dict[str, Any]) -> None:
+        """An unknown ``-a`` name is a typo far more often than a wish."""
+        known = cls.known_arguments()
+        for name in given:
+            if name.startswith("_") or name in known:
+                continue  # _job and the like: Scrapyd's
+            shown = sorted(cls.arguments())
+            close = difflib.get_close_matches(name, shown, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise SettingsError(
+                f"unknown spider argument -a {name}: {hint}{cls.name!r} takes "
+                f"{', '.join(shown)} (a spider subclass declares its own as class attributes)"
+            )
+
+    @classmethod
+    def arguments(cls) -> set[str]:
+        """The spider arguments worth listing: ``__init__``'s and the documented extras."""
+        names = set(cls.extra_arguments)
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is not None and issubclass(klass, FocusedSpider):
+                names.update(
+                    name for name, p in inspect.signature(init).parameters.items()
+                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"
+                )
+        return names
+
+    @classmethod
+    def known_arguments(cls) -> set[str]:
+        """Every name ``-a`` may set: the arguments, and any attribute a
+        subclass declares (a user's topic spider reads its own)."""
+        known = cls.arguments()
+        for klass in cls.__mro__:
+            if klass is not Spider and issubclass(klass, Spider):
+                known.update(name for name in vars(klass) if not name.startswith("_"))
+        known.update(("name", "start_urls", "allowed_domains", "custom_settings"))
+        return known
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -78,6 +147,10 @@ class FocusedSpider(Spider):
         strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
         strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
         spider.strategy = strategy_cls.from_crawler(crawler, spider._topic())
+        # The output folder is settled now, before anything starts: a folder
+        # of another crawl stops the crawl here; a resumed one numbers on.
+        output = crawl_output(spider, crawler.settings)
+        spider._fetch_order = count(output.next_order)
         return spider
 
     def _topic(self) -> Topic:
@@ -192,11 +265,15 @@ def parse_seeds(value: str) -> list[str]:
     """Seeds from a file (one URL per line, ``#`` comments) or a comma list."""
     path = Path(value)
     if "," not in value and path.is_file():
-        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
         return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     if "://" not in value:
         raise SettingsError(
             f"seeds={value!r} is neither a file nor a comma-separated list of URLs"
+            + (" (no such file)" if "," not in value else "")
         )
     return [url.strip() for url in value.split(",") if url.strip()]
 

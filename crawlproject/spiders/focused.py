@@ -37,14 +37,19 @@ class FocusedCrawlerSpider(FocusedSpider):
     name = "focused"
     strategy_class = FocusedCrawlStrategy
     strategy: FocusedCrawlStrategy
-    #: A topic spider can name its model and good categories here.
-    default_model: str = ""
+    #: A topic spider names its model file and good categories here (or
+    #: ``-a model=… -a good=…``, or the FOCUS_MODEL / FOCUS_GOOD settings).
+    model: str = ""
+    good: tuple[str, ...] | str = ()
+    default_model: str = ""  # older names, still honoured
     default_good: tuple[str, ...] = ()
 
     def __init__(self, model: str | None = None, good: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.model_path = model or self.default_model
-        self.good = parse_categories(good) if good else self.default_good
+        cls = type(self)
+        self.model_path = model or cls.model or self.default_model
+        chosen = good or cls.good or self.default_good
+        self.good_categories = parse_categories(chosen) if isinstance(chosen, str) else tuple(chosen)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -63,7 +68,7 @@ class FocusedCrawlerSpider(FocusedSpider):
     batcher: MicroBatcher[Page, Verdict]
 
     def _topic(self) -> Topic:
-        return Topic(query=self.query, model=self.model_path, good=self.good)
+        return Topic(query=self.query, model=self.model_path, good=self.good_categories)
 
     async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
         page = self._page_of(response)

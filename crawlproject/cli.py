@@ -1,0 +1,54 @@
+"""What every crawlproject command shares: a bad input ends in one line —
+``scrapy train: error: not a WARC file: PATH`` — and exit code 2, not a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands import ScrapyCommand
+
+if TYPE_CHECKING:
+    import argparse
+
+#: Exceptions that mean "the input is wrong", with a message that says how.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, KeyError)
+
+
+def input_error_message(exc: BaseException) -> str:
+    """What to tell the user about a bad input."""
+    from warcio.exceptions import ArchiveLoadFailed
+
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file: {exc.filename}"
+    if isinstance(exc, IsADirectoryError):
+        return f"a folder, not a file: {exc.filename}"
+    if isinstance(exc, PermissionError):
+        return f"not allowed to read: {exc.filename}"
+    if isinstance(exc, ArchiveLoadFailed):
+        return f"not a WARC file ({str(exc).strip()})"
+    return str(exc) or type(exc).__name__
+
+
+class ProjectCommand(ScrapyCommand):
+    """A command whose bad inputs end in one line on stderr and exit code 2."""
+
+    #: the command's name, for its error lines
+    command_name = ""
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from scrapy.exceptions import UsageError
+        from warcio.exceptions import ArchiveLoadFailed
+
+        try:
+            self.execute(args, opts)
+        except UsageError:
+            raise
+        except (*INPUT_ERRORS, ArchiveLoadFailed) as exc:
+            print(f"scrapy {self.command_name}: error: {input_error_message(exc)}", file=sys.stderr)
+            self.exitcode = 2
+
+    def execute(self, args: list[str], opts: argparse.Namespace) -> Any:
+        raise NotImplementedError

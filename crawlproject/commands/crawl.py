@@ -1,0 +1,78 @@
+"""``scrapy crawl``: Scrapy's own command, with start-up errors said in one
+line.
+
+A bad setting or argument (``FOCUS_FRONTIER_MAX=lots``, ``-a qurey=x``, a
+seed that is not http) stops the crawl before it starts. Scrapy would print
+"Task exception was never retrieved" and a traceback ending in "Engine
+slot not assigned"; this prints ``scrapy crawl: error: <what is wrong and
+what is allowed>`` and exits with code 2. Any other failure keeps Scrapy's
+behaviour.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.exceptions import UsageError
+
+from crawlproject.config import SettingsError
+
+if TYPE_CHECKING:
+    import argparse
+    import asyncio
+
+_STARTUP_ERRORS = (SettingsError,)
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if len(args) != 1:
+            raise UsageError("name one spider: scrapy crawl SPIDER" if not args else
+                             "running 'scrapy crawl' with more than one spider is not supported")
+        assert self.crawler_process is not None
+        self._startup_error: BaseException | None = None
+        crawling: Any = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        if hasattr(crawling, "add_done_callback"):
+            crawling.add_done_callback(self._retrieve)
+        else:  # a Deferred (Twisted's CrawlerProcess)
+            crawling.addErrback(self._retrieve_failure)
+        self.crawler_process.start()
+        if self._startup_error is not None:
+            print(f"scrapy crawl: error: {self._startup_error}", file=sys.stderr)
+            self.exitcode = 2
+        elif self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+
+    def _retrieve(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()  # retrieved: asyncio does not complain of it
+        if error is not None:
+            self._note(error)
+
+    def _retrieve_failure(self, failure: object) -> None:
+        self._note(failure.value)  # type: ignore[attr-defined]
+
+    def _note(self, error: BaseException) -> None:
+        """Keep a start-up error to say in one line; anything else as Scrapy would."""
+        cause = _startup_cause(error)
+        if cause is not None:
+            self._startup_error = cause
+            return
+        import logging
+
+        logging.getLogger(__name__).error("The crawl failed", exc_info=error)
+
+
+def _startup_cause(error: BaseException | None) -> BaseException | None:
+    """A configuration error in *error* or what it was raised during (Scrapy
+    masks it with 'Engine slot not assigned' while cleaning up)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, _STARTUP_ERRORS):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
