@@ -45,7 +45,7 @@ def train_models(corpus: Corpus, topics: list[Topic], folder: Path) -> dict[str,
     """One taxonomy model per topic, host-disjoint (crawlproject.evaluation.models)."""
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    models = {t.id: train_topic_model(corpus, t, folder / f"{t.id}.joblib") for t in topics}
+    models = {t.id: train_topic_model(corpus, t, folder / f"{t.id}.npz") for t in topics}
     print(f"  {len(models)} topic models in {folder} ({time.monotonic() - started:.0f}s)", flush=True)
     return models
 

@@ -153,7 +153,7 @@ def main() -> int:
     rates: dict[str, list[float]] = {name: [] for name in CONFIGS}
     corpus = args.corpus.resolve()
     with ReplayProcess(str(corpus / "webkb.warc.gz")) as replay, tempfile.TemporaryDirectory() as tmp:
-        model = Path(tmp) / "webkb.joblib"
+        model = Path(tmp) / "webkb.npz"
         train_model(corpus, model)
         for run in range(args.repeats):
             for index, (name, (spider, template)) in enumerate(CONFIGS.items()):

@@ -21,8 +21,14 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REPLAY_WARC": "",
     "FOCUS_REPLAY_PROXY": "",
     "FOCUS_REPLAY_ROBOTS": "",
+    "FOCUS_REPLAY_FAULTS": "",
     "FOCUS_REPLAY_LATENCY_MS": 0.0,
     "FOCUS_REPLAY_STARTUP_TIMEOUT": 120.0,
+    # Network safety (netsafety) and spider traps
+    "FOCUS_ALLOWED_NETWORKS": "",
+    "FOCUS_MAX_SEGMENT_REPEATS": 3,
+    "FOCUS_MAX_LINKS_PER_PAGE": 1000,
+    "FOCUS_MAX_PAGES_PER_HOST": 0,
     # robots.txt (middlewares.robotstxt; Scrapy's ROBOTSTXT_OBEY turns it on)
     "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
     "FOCUS_ROBOTSTXT_RETRY_AFTER": 300.0,

@@ -14,12 +14,14 @@ holds another crawl's outputs is an error that says what to do.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.utils.job import job_dir
 
@@ -29,6 +31,8 @@ from crawlproject.config import SettingsError
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
 
 MARKER = "crawl.json"
 _JOBDIR_STATE = "crawlproject-output.json"
@@ -65,6 +69,7 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
     if remembered is not None:
         path = Path(remembered["output_dir"])
         path.mkdir(parents=True, exist_ok=True)
+        repair(path)
         return CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=_next_order(path))
     started = datetime.now(UTC)
     stamp = started.strftime("%Y-%m-%dT%H-%M-%S")
@@ -121,10 +126,91 @@ def _refuse_another_crawls_folder(path: Path) -> None:
 
 
 def _next_order(path: Path) -> int:
-    """1 + the number of complete lines of the history (a torn last line,
-    cut by a kill mid-write, is not a page)."""
+    """1 + the number of lines of the (repaired) history."""
     history = path / "history.jsonl"
     if not history.exists():
         return 1
     with history.open("rb") as f:
-        return 1 + sum(1 for line in f if line.endswith(b"\n"))
+        return 1 + sum(1 for _ in f)
+
+
+def repair(path: Path) -> dict[str, int]:
+    """Cut what a killed crawl left half-written at the end of its files — a
+    torn last line, a torn last WARC record — so that what follows appends
+    to whole records and nothing reads a broken one later. Returns the bytes
+    cut per file."""
+    cut = {}
+    for name in ("history.jsonl", "links.tsv", "pages.jsonl"):
+        file = path / name
+        if file.exists():
+            removed = _cut_torn_line(file)
+            if removed:
+                cut[name] = removed
+    warc = path / "crawl.warc.gz"
+    if warc.exists():
+        removed = _cut_torn_record(warc)
+        if removed:
+            cut[warc.name] = removed
+    if cut:
+        logger.warning("Resuming: cut the torn ends a stopped crawl left: %s", cut)
+    return cut
+
+
+def _cut_torn_line(file: Path) -> int:
+    size = file.stat().st_size
+    if size == 0:
+        return 0
+    with file.open("rb+") as f:
+        tail_start = max(0, size - 1 << 16)
+        f.seek(tail_start)
+        tail = f.read()
+        if tail.endswith(b"\n"):
+            return 0
+        last_newline = tail.rfind(b"\n")
+        keep = tail_start + last_newline + 1 if last_newline >= 0 else _last_newline_before(f, tail_start)
+        f.truncate(keep)
+        return size - keep
+
+
+def _last_newline_before(f: BinaryIO, end: int) -> int:
+    """Offset just past the last newline before *end* (0 when there is none)."""
+    while end > 0:
+        start = max(0, end - (1 << 16))
+        f.seek(start)
+        chunk = f.read(end - start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def _cut_torn_record(warc: Path) -> int:
+    """Truncate our WARC (one gzip member per record) after its last whole
+    member: a member cut by a kill never reaches its gzip trailer."""
+    size = warc.stat().st_size
+    good_end = consumed = 0
+    member = zlib.decompressobj(31)
+    with warc.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            data = chunk
+            while data:
+                try:
+                    member.decompress(data)
+                except zlib.error:
+                    data = b""  # garbage: nothing after good_end is kept
+                    consumed = size
+                    break
+                if member.eof:
+                    used = len(data) - len(member.unused_data)
+                    consumed += used
+                    good_end = consumed
+                    data = member.unused_data
+                    member = zlib.decompressobj(31)
+                else:
+                    consumed += len(data)
+                    data = b""
+    if good_end < size:
+        with warc.open("rb+") as f:
+            f.truncate(good_end)
+    return size - good_end

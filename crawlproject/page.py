@@ -57,6 +57,7 @@ class Page:
     #: The request meta the page was fetched with (strategy state rides here).
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
     key: str = ""  #: the page's canonical form
+    links_cut: int = 0  #: links past ``max_links``, dropped
     _vector: Counter[str] | None = field(default=None, repr=False)
     _response: HtmlResponse | None = field(default=None, repr=False)
     _contexts: dict[str, LinkContext] | None = field(default=None, repr=False)
@@ -72,21 +73,29 @@ class Page:
         depth: int = 0,
         parent: str | None = None,
         meta: dict[str, Any] | None = None,
+        max_links: int = 0,
     ) -> Page:
-        """Text and links of an HTML response; an empty page for anything else."""
+        """Text and links of an HTML response; an empty page for anything else.
+        With *max_links*, links past that many are dropped (``links_cut``
+        says how many): a page of 50,000 links is a trap, not a hub."""
         meta = meta if meta is not None else {}
         key = page_key(response.url, meta)
         if not isinstance(response, HtmlResponse) or not response.body:
             return cls(response.url, "", [], depth, parent, meta, key)
         text = join_text(response.xpath(_TEXT_XPATH).getall())
-        links = []
+        links: list[Link] = []
         seen = set()
-        for link in _LINK_EXTRACTOR.extract_links(response):
+        found = _LINK_EXTRACTOR.extract_links(response)
+        for link in found:
             url = without_fragment(link.url)
             if url not in seen:
+                if max_links and len(links) >= max_links:
+                    break
                 seen.add(url)
                 links.append(Link(url, " ".join(link.text.split())))
-        return cls(response.url, text, links, depth, parent, meta, key, _response=response)
+        page = cls(response.url, text, links, depth, parent, meta, key, _response=response)
+        page.links_cut = len(found) - len(seen) if max_links and len(links) >= max_links else 0
+        return page
 
     def link_context(self, link: Link, window: int) -> LinkContext:
         """Anchor and surrounding words of *link* (computed once per page)."""

@@ -23,6 +23,8 @@ SPIDER_MIDDLEWARES = {
     "crawlproject.middlewares.canonicalize.CanonicalizeMiddleware": 700,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # First: no request leaves for a private network or a refused scheme.
+    "crawlproject.netsafety.NetworkSafetyMiddleware": 40,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawlproject.middlewares.robotstxt.RobotsTxtMiddleware": 100,
     "crawlproject.middlewares.replay.ReplayProxyMiddleware": 740,
@@ -43,6 +45,9 @@ EXTENSIONS = {
     "scrapy.extensions.closespider.CloseSpider": None,
     "crawlproject.extensions.closespider.CloseSpider": 0,
 }
+
+# A name resolving to a private address fails like a DNS error (netsafety).
+TWISTED_DNS_RESOLVER = "crawlproject.netsafety.SafeResolver"
 
 # Fetching (SPEC §1): 10 s timeouts, every status reaches the spider (dead
 # links are recorded, not hidden), pages of any size are read only up to

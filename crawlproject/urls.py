@@ -25,6 +25,14 @@ ALLOWED_SCHEMES = frozenset(DEFAULT_PORTS)
 # "by heuristic" (SPEC §1): a last path segment that is a directory's default
 # page names the directory itself on nearly every server.
 _DEFAULT_PAGE = re.compile(r"/(?:index|default)\.html?$", re.IGNORECASE)
+# Session ids make one page a new URL on every visit (a spider trap): the
+# query parameters and ;path parameters servers use for them are not part
+# of a page's identity (Nutch's and Heritrix's normalizers drop them too).
+_SESSION_PARAMETERS = frozenset(
+    {"sid", "sessionid", "session_id", "jsessionid", "phpsessid", "aspsessionid", "cfid", "cftoken", "zenid", "osCsid"}
+)
+_SESSION_PATH_PARAMETER = re.compile(r";(?:jsessionid|phpsessid|sessionid|sid)=[^/?#]*", re.IGNORECASE)
+_SESSION_LOWER = frozenset(name.lower() for name in _SESSION_PARAMETERS)
 
 
 def canonicalize(url: str) -> str:
@@ -36,6 +44,8 @@ def canonicalize(url: str) -> str:
     'http://example.com/~user'
     >>> canonicalize("http://example.com")
     'http://example.com/'
+    >>> canonicalize("http://example.com/cart;jsessionid=A1B2?item=4&PHPSESSID=ff")
+    'http://example.com/cart?item=4'
 
     A string that is not a URL comes back stripped but otherwise unchanged,
     so callers can still refuse it with :func:`refusal_reason`.
@@ -61,8 +71,13 @@ def _one_pass(url: str) -> str:
         netloc = parts.netloc
         if parts.port is not None and parts.port == DEFAULT_PORTS.get(parts.scheme):
             netloc = netloc.rsplit(":", 1)[0]
-        path = _DEFAULT_PAGE.sub("/", parts.path) or "/"
-        return urlunsplit((parts.scheme, netloc, path, parts.query, ""))
+        path = _DEFAULT_PAGE.sub("/", _SESSION_PATH_PARAMETER.sub("", parts.path)) or "/"
+        query = parts.query
+        if query and any(name.lower() in query.lower() for name in _SESSION_PARAMETERS):
+            query = "&".join(
+                pair for pair in query.split("&") if pair.partition("=")[0].lower() not in _SESSION_LOWER
+            )
+        return urlunsplit((parts.scheme, netloc, path, query, ""))
     except ValueError:
         return url
 
@@ -84,6 +99,8 @@ def refusal_reason(url: str) -> str | None:
     'bad_scheme'
     >>> refusal_reason("http:///nohost")
     'malformed'
+    >>> refusal_reason("http://user:secret@example.com/")
+    'userinfo'
     >>> refusal_reason("http://example.com/") is None
     True
     """
@@ -91,12 +108,34 @@ def refusal_reason(url: str) -> str | None:
     if scheme.lower() not in ALLOWED_SCHEMES or not rest.startswith("//"):
         return "bad_scheme"
     try:
-        host = urlsplit(url).hostname
+        parts = urlsplit(url)
+        host = parts.hostname
     except ValueError:
         return "malformed"
     if not host:
         return "malformed"
+    if "@" in parts.netloc:
+        return "userinfo"
     return None
+
+
+def repeats_a_segment(url: str, limit: int) -> bool:
+    """Whether a path segment occurs more than *limit* times (``/a/a/a/…``:
+    relative links that keep growing a path, a classic spider trap).
+
+    >>> repeats_a_segment("http://h/a/b/a/b/a/b/x", 2), repeats_a_segment("http://h/a/b/a/x", 2)
+    (True, False)
+    """
+    path = url.split("://", 1)[-1].partition("/")[2].partition("?")[0]
+    segments = [segment for segment in path.split("/") if segment]
+    if len(segments) <= limit:
+        return False
+    counts: dict[str, int] = {}
+    for segment in segments:
+        counts[segment] = counts.get(segment, 0) + 1
+        if counts[segment] > limit:
+            return True
+    return False
 
 
 def host_of(url: str) -> str:

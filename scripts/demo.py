@@ -37,7 +37,7 @@ def train(corpus: Path, out: Path) -> Path:
             host = urlsplit(line.split("\t", 1)[0]).hostname or ""
             if not ("." + host).endswith(domains):
                 kept.write(line)
-    model = out / "model.joblib"
+    model = out / "model.npz"
     command = [
         sys.executable, "-m", "scrapy", "train", "--labels", str(labels),
         "--warc", str(corpus / "webkb.warc.gz"), "-o", str(model),

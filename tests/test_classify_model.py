@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -105,7 +105,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     texts = ["course homework", "course lecture", "student home page", "student resume"]
     model = TaxonomyClassifier().fit(texts, ["course", "course", "student", "student"])
     model.report = {"levels": []}
-    path = tmp_path / "model.joblib"
+    path = tmp_path / "model.npz"
     model.save(path)
     loaded = TaxonomyClassifier.load(path)
     assert loaded.taxonomy.paths == model.taxonomy.paths
@@ -117,15 +117,36 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 
 def test_bad_model_files_give_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="does not exist; train one"):
-        TaxonomyClassifier.load(tmp_path / "missing.joblib")
-    garbage = tmp_path / "garbage.joblib"
+        TaxonomyClassifier.load(tmp_path / "missing.npz")
+    garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"this is not a pickle")
     with pytest.raises(ModelError, match="not a readable model file"):
         TaxonomyClassifier.load(garbage)
-    other = tmp_path / "other.joblib"
-    joblib.dump({"format": "someone-else/1"}, other)
-    with pytest.raises(ModelError, match="is not a crawlproject/taxonomy-naive-bayes/1 model"):
+    other = tmp_path / "other.npz"
+    with other.open("wb") as f:
+        np.savez(f, meta=np.array(json.dumps({"format": "someone-else/1"})))
+    with pytest.raises(ModelError, match="is not a crawlproject/taxonomy-naive-bayes/2 model"):
         TaxonomyClassifier.load(other)
+    pickled = tmp_path / "pickled.npz"
+    with pickled.open("wb") as f:
+        np.savez(f, meta=np.array([{"format": "x"}], dtype=object))  # needs pickle to load
+    with pytest.raises(ModelError, match="not a readable model file"):
+        TaxonomyClassifier.load(pickled)
+
+
+def test_a_saved_model_is_arrays_and_json_that_learns_on(tmp_path: Path) -> None:
+    texts = ["course homework", "course lecture", "student home page", "student resume"]
+    for features in ("counts", "tfidf", "hashing"):
+        model = TaxonomyClassifier(ModelSettings(features=features)).fit(texts, ["course", "course", "student", "student"])
+        path = tmp_path / f"{features}.npz"
+        model.save(path)
+        with np.load(path, allow_pickle=False) as data:
+            assert "meta" in data.files
+        loaded = TaxonomyClassifier.load(path)
+        for learner in (model, loaded):
+            learner.learn(learner.features(["lecture exam"]), ["course"])
+        pages = ["exam", "resume page"]
+        np.testing.assert_allclose(loaded.classify_texts(pages), model.classify_texts(pages))
 
 
 def test_training_refuses_what_it_cannot_learn() -> None:

@@ -32,7 +32,7 @@ def train(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    path = tmp_path_factory.mktemp("model") / "webkb.joblib"
+    path = tmp_path_factory.mktemp("model") / "webkb.npz"
     completed = train("--warc", str(WEBKB_WARC), "-o", str(path), "--cache-dir", str(ROOT / ".cache"))
     assert completed.returncode == 0, completed.stderr[-2000:]
     return path, completed.stdout
@@ -118,7 +118,7 @@ def test_distiller_and_online_learning_run_during_a_crawl(
 
 
 def test_train_from_a_crawls_page_repository(tmp_path: Path, soft_crawl: CrawlResult) -> None:
-    path = tmp_path / "from-crawl.joblib"
+    path = tmp_path / "from-crawl.npz"
     completed = train("--pages", str(soft_crawl.folder), "-o", str(path), "--holdout", "0")
     assert completed.returncode == 0, completed.stderr[-2000:]
     pages = int(completed.stdout.split()[0])
@@ -136,7 +136,7 @@ def _labelled() -> set[str]:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-a", "model=/nonexistent/model.joblib", "-a", "good=course"], "does not exist; train one with `scrapy train`"),
+        (["-a", "model=/nonexistent/model.npz", "-a", "good=course"], "does not exist; train one with `scrapy train`"),
         (["-a", "good=course"], "the focused crawler needs a model"),
         (["-a", "model=MODEL"], "needs good categories"),
         (["-a", "model=MODEL", "-a", "good=courses"], "'courses' is not in the taxonomy; its top categories are: course,"),
@@ -146,7 +146,7 @@ def _labelled() -> set[str]:
 def test_bad_focused_crawler_input_stops_with_a_clear_error(
     tmp_path: Path, webkb_replay: Any, trained: tuple[Path, str], args: list[str], message: str
 ) -> None:
-    garbage = tmp_path / "garbage.joblib"
+    garbage = tmp_path / "garbage.npz"
     garbage.write_text("not a model", encoding="utf-8")
     args = [a.replace("MODEL", str(trained[0])).replace("GARBAGE", str(garbage)) for a in args]
     result = run_crawl("focused", tmp_path / "crawl", UNIVERSITY_HOMES, webkb_replay.proxy_url, extra_args=args)
@@ -156,26 +156,30 @@ def test_bad_focused_crawler_input_stops_with_a_clear_error(
 
 
 def test_bad_train_input_is_a_usage_error(tmp_path: Path) -> None:
-    completed = train("--warc", str(tmp_path / "missing.warc.gz"), "-o", str(tmp_path / "m.joblib"))
+    completed = train("--warc", str(tmp_path / "missing.warc.gz"), "-o", str(tmp_path / "m.npz"))
     assert completed.returncode == 2 and "no such file" in completed.stderr
-    completed = train("--pages", str(tmp_path), "-o", str(tmp_path / "m.joblib"))
+    completed = train("--pages", str(tmp_path), "-o", str(tmp_path / "m.npz"))
     assert completed.returncode == 2 and "has no pages.jsonl" in completed.stderr
-    assert not (tmp_path / "m.joblib").exists()
+    assert not (tmp_path / "m.npz").exists()
 
 
 def test_a_failing_classifier_is_counted_and_loses_no_page(tmp_path: Path, webkb_replay: Any) -> None:
-    from sklearn.feature_extraction.text import HashingVectorizer
+    import numpy as np
 
     from crawlproject.classify.model import ModelSettings
 
     texts = ["course homework lecture", "course syllabus", "student resume", "student hobbies"]
     broken = TaxonomyClassifier(ModelSettings(features="hashing", n_features=2**10))
     broken.fit(texts, ["course", "course", "student", "student"])
-    # Features of another width than the node classifiers were trained on:
-    # loads fine, and every classification raises.
-    broken.vectorizer = HashingVectorizer(n_features=2**11, alternate_sign=False, norm=None)
-    model = tmp_path / "broken.joblib"
+    model = tmp_path / "broken.npz"
     broken.save(model)
+    # Term weights one column wider than the features: the file loads, and
+    # every classification raises.
+    with np.load(model) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["node0_feature_log_prob_"] = np.hstack([arrays["node0_feature_log_prob_"], np.zeros((2, 1))])
+    with model.open("wb") as f:
+        np.savez(f, **arrays)
     result = run_crawl(
         "focused", tmp_path / "crawl", UNIVERSITY_HOMES, webkb_replay.proxy_url,
         settings={"CLOSESPIDER_ITEMCOUNT": 40},

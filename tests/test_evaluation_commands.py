@@ -54,8 +54,9 @@ def test_topics_then_crawls_then_evaluate(webkb_replay: ReplayProcess, tmp_path:
 
 def test_evaluate_refuses_a_folder_that_is_not_a_topic_crawl(tmp_path: Path) -> None:
     (tmp_path / "summary.json").write_text("{}")
-    done = scrapy("evaluate", "--warc", str(WEBKB_WARC), "--labels", str(WEBKB_LABELS), "--topics", "t.jsonl",
-                  "-o", str(tmp_path / "e.json"), str(tmp_path))
+    (tmp_path / "t.jsonl").write_text("")
+    done = scrapy("evaluate", "--warc", str(WEBKB_WARC), "--labels", str(WEBKB_LABELS), "--topics",
+                  str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.json"), str(tmp_path))
     assert done.returncode != 0 and "topic_id" in done.stderr
 
 

@@ -242,9 +242,9 @@ def bad_files(tmp_path: Path) -> dict[str, Path]:
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["train", "--labels", "{webkb_labels}", "--warc", "{not_warc}", "-o", "{tmp}/m.joblib", "--cache-dir", ""],
+        (["train", "--labels", "{webkb_labels}", "--warc", "{not_warc}", "-o", "{tmp}/m.npz", "--cache-dir", ""],
          "scrapy train: error: not a WARC file: {not_warc} (it does not start with a WARC record)"),
-        (["train", "--labels", "{webkb_labels}", "--warc", "{missing}", "-o", "{tmp}/m.joblib"],
+        (["train", "--labels", "{webkb_labels}", "--warc", "{missing}", "-o", "{tmp}/m.npz"],
          "scrapy train: error: no such file: {missing}"),
         (["topics", "--warc", "{webkb_warc}", "--labels", "{labels}", "-o", "{tmp}/t.jsonl"],
          "scrapy topics: error: line 2 of {labels}: expected url<TAB>category, got ['no tab on this line']"),
@@ -277,7 +277,7 @@ def test_topics_warn_of_queries_without_a_meaningful_word(tmp_path: Path) -> Non
         "catch-all words like 'misc'): a query-driven crawler cannot use it"
     ]
     # train and topics count a labelled corpus the same way
-    train = scrapy("train", "--labels", str(WEBKB_LABELS), "--warc", str(WEBKB_WARC), "-o", str(tmp_path / "m.joblib"),
+    train = scrapy("train", "--labels", str(WEBKB_LABELS), "--warc", str(WEBKB_WARC), "-o", str(tmp_path / "m.npz"),
                    "--holdout", "0", "--cache-dir", cache, timeout=300)
     assert train.returncode == 0, train.stderr[-2000:]
     assert topics.stdout.splitlines()[0] == train.stdout.splitlines()[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 from scrapy import Request
 from scrapy.utils.test import get_crawler
@@ -91,7 +92,7 @@ def test_batched_classification_equals_one_page_at_a_time() -> None:
 
 
 def test_model_and_good_categories_can_come_from_settings(tmp_path: Path) -> None:
-    path = tmp_path / "model.joblib"
+    path = tmp_path / "model.npz"
     model().save(path)
     crawler = get_crawler(settings_dict={
         "FOCUS_MODEL": str(path), "FOCUS_GOOD": "student,course/texas", "FOCUS_FOCUS_MODE": "hard",
@@ -106,7 +107,7 @@ def test_model_and_good_categories_can_come_from_settings(tmp_path: Path) -> Non
 
 
 def test_bad_focused_settings_stop_at_start_up(tmp_path: Path) -> None:
-    path = tmp_path / "model.joblib"
+    path = tmp_path / "model.npz"
     model().save(path)
     for settings, message in [
         ({"FOCUS_FOCUS_MODE": "medium"}, "FOCUS_FOCUS_MODE must be one of hard, soft"),
@@ -199,3 +200,29 @@ def test_online_learning_classifies_each_page_a_bounded_number_of_times() -> Non
     # 400 + 5 + 10 + … + 400 = 16,400 rows).
     assert sum(classified_rows) <= 4 * pages, sum(classified_rows)
     assert scheduler.stats.get_value("frontier/rescored", 0) >= 3
+
+
+def test_what_the_crawl_learned_survives_a_restart_with_the_same_jobdir(tmp_path: Path) -> None:
+    path = tmp_path / "model.npz"
+    model().save(path)
+    settings = {
+        "FOCUS_MODEL": str(path), "FOCUS_GOOD": "course", "JOBDIR": str(tmp_path / "job"),
+        "FOCUS_RETRAIN_EVERY": 4, "FOCUS_RETRAIN_CONFIDENCE": 0.0, "FOCUS_DISTILL_EVERY": 3,
+    }
+    first = FocusedCrawlStrategy.from_crawler(get_crawler(settings_dict=settings), Topic())
+    texts = ["homework lecture zeta", "resume zeta thesis", "syllabus zeta exam", "advisor zeta"]
+    for i in range(12):
+        crawled = Page(f"http://h{i % 5}.edu/{i}", texts[i % 4],
+                       [Link(f"http://h{(i + 1) % 5}.edu/{i + 1}", ""), Link(f"http://x{i}.edu/", "")])
+        first.after_page(crawled, first.page_relevance(crawled))
+    assert first.learner is not None and first.learner.learned > 0 and first.distiller is not None
+    probe = ["zeta zeta"]
+    before = first.model.classify_texts(probe)
+    first.save_state()  # what spider_closed does; a kill keeps the last save
+    second = FocusedCrawlStrategy.from_crawler(get_crawler(settings_dict=settings), Topic())
+    np.testing.assert_allclose(second.model.classify_texts(probe), before)
+    assert second.model.classify_texts(probe)[0, 1] != model().classify_texts(probe)[0, 1]  # it did learn
+    assert second.learner is not None and second.learner.urls == first.learner.urls
+    assert second.learner.learned == first.learner.learned and len(second.learner.rows) == 12
+    assert second.distiller is not None and second.distiller.hubs() == first.distiller.hubs()
+    assert second.distiller.runs == first.distiller.runs

@@ -15,12 +15,13 @@ computes, for every node at once; tests check the two agree).
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass
+import zipfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import joblib
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
 from sklearn.naive_bayes import MultinomialNB
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "crawlproject/taxonomy-naive-bayes/1"
+FORMAT = "crawlproject/taxonomy-naive-bayes/2"
+#: What a fitted MultinomialNB is, besides its classes: counts (online
+#: learning adds to them) and the log probabilities they give.
+_NB_ARRAYS = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
 FEATURES = ("counts", "tfidf", "hashing")
 
 
@@ -204,40 +208,66 @@ class TaxonomyClassifier:
     # -- persistence ---------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        state = {
+        """Write the model as NumPy arrays and JSON in one ``.npz`` file: no
+        pickle, so loading a model file cannot run code."""
+        meta: dict[str, Any] = {
             "format": FORMAT,
-            "settings": self.settings,
+            "settings": asdict(self.settings),
             "taxonomy": self.taxonomy.to_list(),
-            "vectorizer": self.vectorizer,
-            "node_classifiers": self.node_classifiers,
             "trained_pages": self.trained_pages,
             "report": self.report,
+            "nodes": {},
         }
+        arrays: dict[str, np.ndarray] = {}
+        vocabulary = getattr(self.vectorizer, "vocabulary_", None)
+        if vocabulary is not None:
+            meta["vocabulary"] = {term: int(index) for term, index in vocabulary.items()}
+        if isinstance(self.vectorizer, TfidfVectorizer):
+            arrays["idf"] = self.vectorizer.idf_
+        for node, classifier in self.node_classifiers.items():
+            meta["nodes"][str(node)] = [int(c) for c in classifier.classes_]
+            for name in _NB_ARRAYS:
+                arrays[f"node{node}_{name}"] = getattr(classifier, name)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        joblib.dump(state, path, compress=3)
+        with path.open("wb") as f:  # a file object: NumPy adds no ".npz" to the name
+            arrays["meta"] = np.array(json.dumps(meta))
+            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path: str | Path) -> TaxonomyClassifier:
-        """Load a model written by :meth:`save` (joblib: load only files you trust)."""
+        """Load a model written by :meth:`save` (arrays and JSON; no pickle)."""
         try:
-            state = joblib.load(path)
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                arrays = {name: data[name] for name in data.files if name != "meta"}
         except FileNotFoundError:
             raise ModelError(f"model file {path} does not exist; train one with `scrapy train`") from None
-        except Exception as exc:  # noqa: BLE001 (pickle raises anything on a bad file)
-            raise ModelError(f"{path} is not a readable model file: {type(exc).__name__}: {exc}") from None
-        if not isinstance(state, dict) or state.get("format") != FORMAT:
-            found = state.get("format") if isinstance(state, dict) else type(state).__name__
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            raise ModelError(
+                f"{path} is not a readable model file ({type(exc).__name__}: {exc}); "
+                "train one with `scrapy train`"
+            ) from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
             raise ModelError(f"{path} is not a {FORMAT} model (found {found!r}); retrain with `scrapy train`")
-        model = cls(state["settings"])
-        model.taxonomy = Taxonomy(state["taxonomy"])
-        model.vectorizer = state["vectorizer"]
-        model.node_classifiers = state["node_classifiers"]
-        model.trained_pages = state["trained_pages"]
-        model.report = state["report"]
+        model = cls(ModelSettings(**meta["settings"]))
+        model.taxonomy = Taxonomy(meta["taxonomy"])
+        model.trained_pages = meta["trained_pages"]
+        model.report = meta["report"]
+        model.vectorizer = model._new_vectorizer(meta.get("vocabulary"))
+        if "idf" in arrays:
+            model.vectorizer.idf_ = arrays["idf"]  # type: ignore[union-attr]
+        for node, classes in meta["nodes"].items():
+            classifier = MultinomialNB(alpha=model.settings.alpha)
+            classifier.classes_ = np.array(classes)
+            for name in _NB_ARRAYS:
+                setattr(classifier, name, arrays[f"node{node}_{name}"])
+            classifier.n_features_in_ = classifier.feature_count_.shape[1]
+            model.node_classifiers[int(node)] = classifier
         return model
 
-    def _new_vectorizer(self) -> CountVectorizer | HashingVectorizer:
+    def _new_vectorizer(self, vocabulary: dict[str, int] | None = None) -> CountVectorizer | HashingVectorizer:
         settings = self.settings
         analyzer = TermAnalyzer(stem=settings.stem).terms
         if settings.features == "hashing":
@@ -245,8 +275,10 @@ class TaxonomyClassifier:
                 analyzer=analyzer, n_features=settings.n_features, alternate_sign=False, norm=None
             )
         if settings.features == "tfidf":
-            return TfidfVectorizer(analyzer=analyzer, sublinear_tf=True, norm=None, min_df=settings.min_df)
-        return CountVectorizer(analyzer=analyzer, min_df=settings.min_df)
+            return TfidfVectorizer(
+                analyzer=analyzer, sublinear_tf=True, norm=None, min_df=settings.min_df, vocabulary=vocabulary
+            )
+        return CountVectorizer(analyzer=analyzer, min_df=settings.min_df, vocabulary=vocabulary)
 
 
 def _logsumexp_rows(block: np.ndarray) -> np.ndarray:

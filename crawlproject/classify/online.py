@@ -41,7 +41,7 @@ class OnlineLearner:
         self.confidence = confidence
         self.rescore_ratio = rescore_ratio
         self.urls: list[str] = []
-        self._rows: list[sp.csr_matrix] = []
+        self.rows: list[sp.csr_matrix] = []
         self._confident: list[tuple[int, str]] = []  # (row, leaf category) not learned yet
         self._since_round = 0
         self._since_reclassify = 0
@@ -52,9 +52,9 @@ class OnlineLearner:
 
     def add(self, url: str, features: sp.csr_matrix, leaf: int, confidence: float) -> None:
         self.urls.append(url)
-        self._rows.append(features)
+        self.rows.append(features)
         if confidence >= self.confidence:
-            self._confident.append((len(self._rows) - 1, self.model.taxonomy.paths[leaf]))
+            self._confident.append((len(self.rows) - 1, self.model.taxonomy.paths[leaf]))
         self._since_round += 1
         self._since_reclassify += 1
 
@@ -71,7 +71,7 @@ class OnlineLearner:
             return False
         rows, categories = zip(*self._confident, strict=True)
         self._confident = []
-        self.model.learn(sp.vstack([self._rows[r] for r in rows], format="csr"), categories)
+        self.model.learn(sp.vstack([self.rows[r] for r in rows], format="csr"), categories)
         self.learned += len(rows)
         self._model_changed = True
         logger.debug("Online learning: learned from %d confident pages (%d so far)", len(rows), self.learned)
@@ -80,7 +80,7 @@ class OnlineLearner:
     @property
     def reclassify_due(self) -> bool:
         return self._model_changed and self._since_reclassify >= max(
-            self.every, self.rescore_ratio * len(self._rows)
+            self.every, self.rescore_ratio * len(self.rows)
         )
 
     def reclassify(self) -> np.ndarray:
@@ -88,10 +88,10 @@ class OnlineLearner:
         in ``self.urls`` order)."""
         self._since_reclassify = 0
         self._model_changed = False
-        self.reclassified += len(self._rows)
+        self.reclassified += len(self.rows)
         logger.info(
             "Online learning: %(learned)d pages learned from so far; re-classifying the %(pages)d "
             "crawled pages to re-score the frontier",
-            {"learned": self.learned, "pages": len(self._rows)},
+            {"learned": self.learned, "pages": len(self.rows)},
         )
-        return self.model.proba(sp.vstack(self._rows, format="csr"))
+        return self.model.proba(sp.vstack(self.rows, format="csr"))

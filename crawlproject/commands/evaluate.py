@@ -48,10 +48,10 @@ class Command(ProjectCommand):
             budgets = sorted(int(b) for b in opts.budgets.split(","))
         except ValueError:
             raise UsageError(f"--budgets must be whole numbers, comma-separated, got {opts.budgets!r}") from None
-        crawls = [read_crawl(Path(folder)) for folder in args]
         for path in (opts.warc, opts.labels, opts.topics):
             if not Path(path).is_file():
                 raise FileNotFoundError(2, "no such file", path)
+        crawls = [read_crawl(Path(folder)) for folder in args]
         corpus = load_corpus(opts.warc, opts.labels, opts.cache_dir or None)
         evaluator = Evaluator(corpus, read_topics(Path(opts.topics)), top_n=opts.top_n)
         result = evaluator.evaluate(crawls, budgets)

@@ -32,5 +32,5 @@ class Command(ProjectCommand):
 
         logging.getLogger("crawlproject.replay").setLevel(logging.INFO)
         self.exitcode = serve_forever(
-            opts.warc, opts.port, opts.robots, opts.latency, opts.access_log
+            opts.warc, opts.port, opts.robots, opts.latency, opts.access_log, opts.faults
         )

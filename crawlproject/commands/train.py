@@ -1,4 +1,4 @@
-"""``scrapy train --labels L --warc W -o model.joblib``: train the focused
+"""``scrapy train --labels L --warc W -o model.npz``: train the focused
 crawler's taxonomy classifier and report how good it is before a crawl."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Command(ProjectCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
     def syntax(self) -> str:
-        return "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.joblib [options]"
+        return "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.npz [options]"
 
     def short_desc(self) -> str:
         return "Train the focused crawler's taxonomy classifier (hierarchical naive Bayes)"
@@ -32,7 +32,7 @@ class Command(ProjectCommand):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--warc", help="the pages, as a WARC file")
         source.add_argument("--pages", help="the pages, as a crawl's output folder (pages.jsonl)")
-        parser.add_argument("-o", "--output", required=True, help="model file to write (joblib)")
+        parser.add_argument("-o", "--output", required=True, help="model file to write (.npz: arrays and JSON, no pickle)")
         parser.add_argument(
             "--holdout", type=float, default=0.2,
             help="fraction of pages held out to report accuracy per level (0: no report)",

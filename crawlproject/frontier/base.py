@@ -43,6 +43,8 @@ class PushOutcome(enum.Enum):
     ALREADY_FETCHED = "already_fetched"
     #: This very URL was refused by policy (robots.txt) when popped before.
     REFUSED = "refused"
+    #: Its host has had its share of pages (a per-host cap: traps end there).
+    HOST_CAP = "host_cap"
     #: The frontier is full and the URL scores no better than its worst entry.
     REJECTED_FULL = "rejected_full"
 
@@ -76,6 +78,10 @@ class Frontier(Protocol):
 
     def close(self) -> None:
         """Give back every lease still held, and persist if the backend does."""
+        ...
+
+    def flush(self) -> None:
+        """Make every change so far durable (or visible to other workers)."""
         ...
 
     def push(

@@ -16,9 +16,12 @@ memcmp, so heaps of items need no tuples, and a URL costs about 100 bytes:
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HEADER = struct.Struct(">QIII")  # order, seq, payload index, origin index
 HEAD = HEADER.size
@@ -77,14 +80,22 @@ class ItemTables:
         self.references: list[int] = [0]
         self._payload_index: dict[int, int] = {}  # id(payload) → index
         self._free: list[int] = []
+        #: told of every payload and origin given an index (the journal)
+        self.on_new_payload: Callable[[int, Any], None] | None = None
+        self.on_new_origin: Callable[[int, bytes], None] | None = None
 
-    def pack(self, order: int, seq: int, key: bytes, payload: Any, url: str | None) -> bytes:
-        origin, rest = split_origin(key)
+    def origin_index(self, origin: bytes) -> int:
         index = self._origin_index.get(origin)
         if index is None:
             index = self._origin_index[origin] = len(self.origins)
             self.origins.append(origin)
-        head = HEADER.pack(order, seq, self.share(payload), index)
+            if self.on_new_origin is not None:
+                self.on_new_origin(index, origin)
+        return index
+
+    def pack(self, order: int, seq: int, key: bytes, payload: Any, url: str | None) -> bytes:
+        origin, rest = split_origin(key)
+        head = HEADER.pack(order, seq, self.share(payload), self.origin_index(origin))
         if url is None or url.encode() == key:
             return head + rest
         return head + rest + b"\0" + url.encode()
@@ -102,6 +113,8 @@ class ItemTables:
             else:
                 self.payloads[index], self.references[index] = payload, 1
             self._payload_index[id(payload)] = index
+            if self.on_new_payload is not None:
+                self.on_new_payload(index, payload)
         else:
             self.references[index] += 1
         return index
@@ -144,13 +157,19 @@ class ItemTables:
             old_order if order is None else order, old_seq if seq is None else seq, payload, origin
         ) + item[HEAD:]
 
-    def state(self) -> dict[str, Any]:
-        return {"origins": self.origins, "payloads": self.payloads, "references": self.references}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.origins = list(state["origins"])
-        self._origin_index = {origin: i for i, origin in enumerate(self.origins)}
-        self.payloads = list(state["payloads"])
-        self.references = list(state["references"])
+    def load(self, origins: dict[int, bytes], payloads: dict[int, Any], items: list[bytes]) -> None:
+        """Tables as saved, with references counted from the *items* kept."""
+        size = max(origins, default=-1) + 1
+        self.origins = [origins.get(i, b"") for i in range(size)]
+        self._origin_index = {origin: i for i, origin in enumerate(self.origins) if origin}
+        size = max(payloads, default=0) + 1
+        self.payloads = [payloads.get(i) for i in range(size)]
+        self.references = [0] * size
+        for item in items:
+            self.references[HEADER.unpack_from(item)[2]] += 1
+        self.references[0] = 0
+        for index in range(1, size):
+            if not self.references[index]:
+                self.payloads[index] = None
         self._payload_index = {id(p): i for i, p in enumerate(self.payloads) if i and self.references[i]}
-        self._free = [i for i in range(1, len(self.payloads)) if not self.references[i]]
+        self._free = [i for i in range(1, size) if not self.references[i]]

@@ -38,7 +38,9 @@ from crawlproject.frontier.items import (
     fingerprint,
     order_of,
     score_of,
+    split_origin,
 )
+from crawlproject.frontier.journal import FrontierJournal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -50,8 +52,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _LOWEST = struct.Struct(">QIQ")  # ~order, ~seq, fingerprint: lowest score, newest first
-_STATE_FILE = "frontier.pickle"
-_STATE_VERSION = 4
 
 # Rebuild heaps when stale items exceed live entries by this factor (plus a
 # floor, so small frontiers never bother).
@@ -77,6 +77,7 @@ class MemoryFrontier:
         fifo: bool = False,
         jobdir: str | Path | None = None,
         stats: StatsCollector | None = None,
+        host_cap: int = 0,
     ):
         if max_size < 1:
             raise ValueError(f"max_size must be ≥ 1, got {max_size}")
@@ -87,6 +88,7 @@ class MemoryFrontier:
         self.fifo = fifo
         self.jobdir = Path(jobdir) if jobdir else None
         self.stats = stats
+        self.host_cap = host_cap  # at most this many pages fetched per origin (0: no cap)
         self._clear()
 
     @classmethod
@@ -100,6 +102,7 @@ class MemoryFrontier:
             fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER", {"score", "fifo"}) == "fifo",
             jobdir=job_dir(settings),
             stats=crawler.stats,
+            host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST", minimum=0),
         )
 
     def _clear(self) -> None:
@@ -108,6 +111,7 @@ class MemoryFrontier:
         self._leased: dict[int, bytes] = {}  # fingerprint → leased item
         self._fetched: set[int] = set()
         self._refused: set[int] = set()  # fingerprints of URLs (as found) refused by policy
+        self._host_fetched: dict[int, int] = {}  # origin index → pages fetched (the host cap)
         self._seq = 0
         self._heap: list[bytes] = []  # k = 1
         self._host_heaps: dict[int, list[bytes]] = {}  # k > 1: origin → its heap
@@ -116,28 +120,37 @@ class MemoryFrontier:
         self._resting: set[int] = set()  # origins already used in this batch
         self._heap_items = 0
         self._lowest: list[bytes] | None = None
+        self._journal: FrontierJournal | None = None
+        self._unsaved: set[int] = set()  # payload indices that cannot be journaled
 
     # -- Frontier protocol -------------------------------------------------
 
     def open(self) -> None:
-        path = self._state_path()
-        if path is None or not path.exists():
+        if self.jobdir is None:
             return
-        with path.open("rb") as f:
-            self.restore(pickle.load(f))
-        logger.info("Resuming crawl from %(path)s: %(queued)d URLs queued", {"path": path, "queued": len(self)})
+        journal = FrontierJournal(self.jobdir)
+        if not journal.empty():
+            self._load(journal.load())
+            logger.info(
+                "Resuming crawl from %(path)s: %(queued)d URLs queued, %(fetched)d fetched",
+                {"path": journal.path, "queued": len(self), "fetched": len(self._fetched)},
+            )
+        self._journal = journal
+        self._tables.on_new_payload = self._journal_payload
+        self._tables.on_new_origin = journal.origin
 
     def close(self) -> None:
         for fp in list(self._leased):
             self._release(fp)
-        path = self._state_path()
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(self.snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
-        tmp.replace(path)  # atomic: a crash mid-write keeps the old state
-        logger.info("Saved frontier to %(path)s: %(queued)d URLs queued", {"path": path, "queued": len(self)})
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+            logger.info("Frontier saved in %(path)s: %(queued)d URLs queued", {"path": self.jobdir, "queued": len(self)})
+
+    def flush(self) -> None:
+        """Make every change so far durable (a no-op without JOBDIR)."""
+        if self._journal is not None:
+            self._journal.commit()
 
     def push(
         self,
@@ -155,6 +168,8 @@ class MemoryFrontier:
             fingerprint(url.encode()) if url is not None and url != key else fp
         ) in self._refused:
             return PushOutcome.REFUSED
+        if self.host_cap and self._capped(self._tables.origin_index(split_origin(key_bytes)[0])):
+            return PushOutcome.HOST_CAP
         order = 0 if self.fifo else order_of(score)
         old = self._entries.get(fp)
         if old is not None:
@@ -173,7 +188,9 @@ class MemoryFrontier:
             outcome = PushOutcome.ADDED
         if force:
             self._fetched.discard(fp)  # fetched once, queued again on purpose
-        self._enqueue(fp, self._tables.pack(order, self._next_seq(), key_bytes, payload, url))
+        item = self._tables.pack(order, self._next_seq(), key_bytes, payload, url)
+        self._enqueue(fp, item)
+        self._journal_queued(fp, item)
         return outcome
 
     def pop(self) -> FrontierEntry | None:
@@ -202,7 +219,11 @@ class MemoryFrontier:
         if queued is not None:  # its heap items are stale from now on
             self._tables.release(queued)
         order = 0 if self.fifo else order_of(score)
-        self._leased[fp] = self._tables.pack(order, self._next_seq(), key_bytes, payload, url)
+        item = self._leased[fp] = self._tables.pack(order, self._next_seq(), key_bytes, payload, url)
+        if self.host_cap:
+            origin = ItemTables.origin(item)
+            self._host_fetched[origin] = self._host_fetched.get(origin, 0) + 1
+        self._journal_queued(fp, item)  # durable as queued until acknowledged
         return True
 
     def ack(self, key: str) -> None:
@@ -211,6 +232,9 @@ class MemoryFrontier:
         if item is not None:
             self._tables.release(item)
             self._fetched.add(fp)
+            if self._journal is not None:
+                self._journal.fetched(fp, ItemTables.origin(item))
+                self._journal.commit()  # a page done: the unit of durability
 
     def release(self, key: str) -> None:
         fp = fingerprint(key.encode())
@@ -222,7 +246,14 @@ class MemoryFrontier:
         item = self._leased.pop(fp, None)
         if item is not None:
             self._tables.release(item)
-        self._refused.add(fingerprint(url.encode()))
+            if self.host_cap:  # refused, not fetched: it does not count
+                origin = ItemTables.origin(item)
+                self._host_fetched[origin] = max(0, self._host_fetched.get(origin, 0) - 1)
+        url_fp = fingerprint(url.encode())
+        self._refused.add(url_fp)
+        if self._journal is not None:
+            self._journal.refused(fp, url_fp)
+            self._journal.commit()
 
     def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
         if self.fifo:
@@ -235,6 +266,7 @@ class MemoryFrontier:
             if new != order:
                 entries[fp] = tables.reorder(item, order=new)
         self._rebuild()
+        self._journal_rewrite()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -250,56 +282,47 @@ class MemoryFrontier:
         for item in self._entries.values():
             yield self._entry(item)
 
-    # -- Persistence ----------------------------------------------------------
+    # -- Persistence (crawlproject.frontier.journal) ---------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """A picklable state of the queued URLs (leases are not in it: close
-        releases them first); URLs whose payload cannot be pickled are left
-        out and counted."""
-        tables = self._tables.state()
-        payloads, references = list(tables["payloads"]), list(tables["references"])
-        dropped = set()
-        for index, payload in enumerate(payloads):
-            if index and references[index]:
-                try:
-                    pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-                except (pickle.PicklingError, TypeError, AttributeError, ValueError):
-                    dropped.add(index)
-                    payloads[index], references[index] = None, 0
-        items = [item for item in self._entries.values() if HEADER.unpack_from(item)[2] not in dropped]
-        if len(items) < len(self._entries) and self.stats is not None:
-            self.stats.inc_value("frontier/not_saved", len(self._entries) - len(items))
-        return {
-            "version": _STATE_VERSION,
-            "items": items,
-            "tables": dict(tables, payloads=payloads, references=references),
-            "fetched": self._fetched,
-            "refused": self._refused,
-            "next_seq": self._seq,
-            "resting": self._resting,
-        }
-
-    def restore(self, state: dict[str, Any]) -> None:
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(
-                f"frontier state version {state.get('version')!r} is not {_STATE_VERSION}: "
-                "it was saved by another version of crawlproject; start a new JOBDIR"
-            )
-        self._clear()
-        self._tables.restore(state["tables"])
+    def _load(self, state: dict[str, Any]) -> None:
+        self._tables.load(state["origins"], state["payloads"], state["items"])
         self._fetched = set(state["fetched"])
+        self._host_fetched = dict(state["host_fetched"])
         self._refused = set(state["refused"])
-        self._seq = state["next_seq"]
-        self._resting = set(state["resting"]) if self.host_batch > 1 else set()
+        seq = -1
         for item in state["items"]:
             self._entries[fingerprint(self._tables.key(item))] = item
+            seq = max(seq, HEADER.unpack_from(item)[1])
+        self._seq = seq + 1
         self._rebuild()
         while len(self._entries) > self.max_size:  # restarted with a smaller bound
             if not self._evict_below(0):
                 break
 
-    def _state_path(self) -> Path | None:
-        return self.jobdir / _STATE_FILE if self.jobdir else None
+    def _journal_payload(self, index: int, payload: Any) -> None:
+        assert self._journal is not None
+        try:
+            self._journal.payload(index, payload)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+            self._unsaved.add(index)  # e.g. a Request whose callback is a lambda
+        else:
+            self._unsaved.discard(index)
+
+    def _journal_queued(self, fp: int, item: bytes) -> None:
+        if self._journal is None:
+            return
+        if HEADER.unpack_from(item)[2] in self._unsaved:
+            if self.stats is not None:
+                self.stats.inc_value("frontier/not_saved")
+            return
+        self._journal.queued(fp, item)
+
+    def _journal_rewrite(self) -> None:
+        if self._journal is not None:
+            live = {**self._entries, **self._leased}
+            self._journal.rewrite(
+                {fp: item for fp, item in live.items() if HEADER.unpack_from(item)[2] not in self._unsaved}
+            )
 
     # -- Items ----------------------------------------------------------------------
 
@@ -322,6 +345,7 @@ class MemoryFrontier:
             (self._leased if fp in leased else self._entries)[fp] = renumbered
         self._seq = len(live)
         self._rebuild()
+        self._journal_rewrite()
 
     # -- Heaps --------------------------------------------------------------------
 
@@ -340,19 +364,36 @@ class MemoryFrontier:
 
     def _release(self, fp: int) -> None:
         item = self._leased.pop(fp)
+        if self.host_cap:  # not fetched after all: it no longer counts
+            origin = ItemTables.origin(item)
+            self._host_fetched[origin] = max(0, self._host_fetched.get(origin, 0) - 1)
         if fp in self._entries:  # queued again meanwhile (a forced push): keep that one
             self._tables.release(item)
             return
         self._enqueue(fp, item)
 
     def _take(self, item: bytes) -> bool:
-        """Lease a popped heap item if it is live; False if it is stale."""
+        """Lease a popped heap item if it is live; False if it is stale, or
+        dropped because its host had its share of pages meanwhile."""
         fp = fingerprint(self._tables.key(item))
         if self._entries.get(fp) is not item:
             return False  # stale: raised, evicted, claimed or popped since
         del self._entries[fp]
+        if self.host_cap:
+            origin = ItemTables.origin(item)
+            if self._capped(origin):
+                self._tables.release(item)
+                if self._journal is not None:
+                    self._journal.dequeued(fp)
+                if self.stats is not None:
+                    self.stats.inc_value("frontier/host_cap_dropped")
+                return False
+            self._host_fetched[origin] = self._host_fetched.get(origin, 0) + 1  # leased counts: no overshoot
         self._leased[fp] = item
         return True
+
+    def _capped(self, origin: int) -> bool:
+        return self._host_fetched.get(origin, 0) >= self.host_cap
 
     def _pop_global(self) -> bytes | None:
         heap = self._heap
@@ -452,6 +493,8 @@ class MemoryFrontier:
             heapq.heappop(lowest)
             del entries[fp]
             self._tables.release(entry)
+            if self._journal is not None:
+                self._journal.dequeued(fp)
             return True
         return False
 

@@ -140,6 +140,7 @@ class FrontierScheduler(BaseScheduler):
             entry = self.batches.next(self.frontier) if self.batches is not None else self.frontier.pop()
             if entry is None:
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
+                self.frontier.flush()
                 return None
             assert self.codec is not None
             request = self.codec.decode(entry)

@@ -5,9 +5,11 @@ A request keeps the URL it was found with — only the fragment goes, as a
 browser drops it — so that robots.txt and every later rule judge the URL
 really requested. Its canonical key (:func:`crawlproject.urls.canonicalize`),
 what the frontier deduplicates on, is put in meta once (our spiders have
-already computed it with the link). Requests whose scheme is not http(s) or
-whose URL is malformed are refused and counted (``focus/url_refused/…``);
-length is Scrapy's ``URLLENGTH_LIMIT`` (the spider-trap guard of SPEC §1).
+already computed it with the link). Requests whose scheme is not http(s),
+whose URL is malformed or carries credentials, or whose host is a private
+address (crawlproject.netsafety) are refused and counted
+(``focus/url_refused/…``); length is Scrapy's ``URLLENGTH_LIMIT`` (the
+spider-trap guard of SPEC §1).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
+from crawlproject import config
 from crawlproject import meta as keys
-from crawlproject.urls import canonicalize, refusal_reason, without_fragment
+from crawlproject.netsafety import NetworkPolicy
+from crawlproject.urls import canonicalize, refusal_reason, repeats_a_segment, without_fragment
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -32,13 +36,20 @@ logger = logging.getLogger(__name__)
 
 
 class CanonicalizeMiddleware:
-    def __init__(self, stats: StatsCollector):
+    def __init__(self, stats: StatsCollector, policy: NetworkPolicy | None = None, segment_repeats: int = 0):
         self.stats = stats
+        self.policy = policy or NetworkPolicy()
+        self.segment_repeats = segment_repeats
         self._logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler.stats)  # type: ignore[arg-type]
+        settings = crawler.settings
+        return cls(
+            crawler.stats,  # type: ignore[arg-type]
+            NetworkPolicy.from_settings(settings),
+            config.get_int(settings, "FOCUS_MAX_SEGMENT_REPEATS", minimum=0),
+        )
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for item_or_request in start:
@@ -66,7 +77,9 @@ class CanonicalizeMiddleware:
         if not isinstance(obj, Request):
             return obj
         url = without_fragment(obj.url)
-        reason = refusal_reason(url)
+        reason = refusal_reason(url) or self.policy.url_problem(url)
+        if reason is None and self.segment_repeats and repeats_a_segment(url, self.segment_repeats):
+            reason = "repeated_segments"
         if reason is not None:
             self._refuse(reason, url)
             return None

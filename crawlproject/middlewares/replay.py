@@ -59,6 +59,7 @@ class ReplayProxyMiddleware:
             process = ReplayProcess(
                 warc,
                 robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
+                faults=config.get_str(settings, "FOCUS_REPLAY_FAULTS"),
                 latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS", minimum=0),
                 startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT", minimum=1),
             )

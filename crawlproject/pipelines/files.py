@@ -32,7 +32,11 @@ class OutputFilePipeline:
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         if isinstance(item, PageItem):  # not a page of ours (a dict of a plain spider): not our business
-            self.write(item, self._file())
+            file = self._file()
+            self.write(item, file)
+            # Out of our buffer before the page's lease is acknowledged: a
+            # killed crawl has every page it counts as done on disk.
+            file.flush()
         return item
 
     def write(self, item: PageItem, file: IO[Any]) -> None:

@@ -35,13 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--latency", type=float, default=0.0, help="delay every answer by MS milliseconds"
     )
     parser.add_argument("--access-log", default="", help="append one line per request here")
+    parser.add_argument(
+        "--faults", default="", help="JSON rules of injected faults and traps (crawlproject.replay.faults)"
+    )
     parser.add_argument("--verbose", action="store_true", help="log start-up details")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="replay: %(message)s")
-    return serve_forever(args.warc, args.port, args.robots, args.latency, args.access_log)
+    return serve_forever(args.warc, args.port, args.robots, args.latency, args.access_log, args.faults)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,13 @@ class ReplayError(RuntimeError):
 
 
 def serve_forever(
-    warc: str, port: int, robots: str = "", latency_ms: float = 0.0, access_log: str = ""
+    warc: str, port: int, robots: str = "", latency_ms: float = 0.0, access_log: str = "", faults: str = ""
 ) -> int:
     """Index *warc*, listen on 127.0.0.1:*port* and serve until stopped."""
     from twisted.internet import reactor
 
     from crawlproject.replay.archive import ArchiveError, WarcArchive
+    from crawlproject.replay.faults import FaultRules
     from crawlproject.replay.server import ReplayFactory, RobotsRules, listen
 
     if not Path(warc).is_file():
@@ -37,6 +38,7 @@ def serve_forever(
         return 2
     try:
         rules = RobotsRules.from_file(robots or None)
+        fault_rules = FaultRules.from_file(faults or None)
     except (OSError, ValueError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
@@ -47,7 +49,7 @@ def serve_forever(
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     log = open(access_log, "a", buffering=1, encoding="utf-8") if access_log else None  # noqa: SIM115
-    factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log)
+    factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log, faults=fault_rules)
     bound = listen(factory, port)
     logger.info(
         "Replaying %d responses from %s on 127.0.0.1:%d (indexed in %.1fs)",
@@ -71,8 +73,11 @@ class ReplayProcess:
         latency_ms: float = 0.0,
         access_log: str = "",
         startup_timeout: float = 120.0,
+        faults: str = "",
     ):
         command = [sys.executable, "-m", "crawlproject.replay", "--warc", warc, "--port", "0"]
+        if faults:
+            command += ["--faults", faults]
         if robots:
             command += ["--robots", robots]
         if latency_ms:

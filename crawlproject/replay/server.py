@@ -3,9 +3,11 @@
 A crawler that uses it as its proxy requests pages by their original
 absolute URLs (``GET http://host/path HTTP/1.1``) and gets the archived
 status, headers and body; a URL that is not archived gets 404, as a dead
-link on the live web would. ``/robots.txt`` of every host comes from a rules
-file (allow-all by default). Plain requests with a ``Host`` header work too,
-so a browser or curl can look at a page.
+link on the live web would. ``/robots.txt`` of a host comes from the archive
+when it has one, else from a rules file (allow-all by default). Plain
+requests with a ``Host`` header work too, so a browser or curl can look at
+a page; a rules file of faults (crawlproject.replay.faults) makes chosen URLs
+misbehave.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from twisted.internet import reactor
+from twisted.internet import reactor, task
 from twisted.web import http
 
 from crawlproject.replay.archive import WarcArchive
+from crawlproject.replay.faults import HTML, FaultRules, Rule, content
 
 if TYPE_CHECKING:
     from crawlproject.replay.archive import ArchivedResponse
@@ -88,15 +91,21 @@ class ReplayRequest(http.Request):
         host = (self.getHeader("host") or "localhost").lower()
         return f"http://{host}{uri}"
 
-    def _answer(self, factory: ReplayFactory, url: str) -> None:
+    def _answer(self, factory: ReplayFactory, url: str, faults: bool = True) -> None:
         if self.channel is None:  # the client went away during the latency
             return
+        rule = factory.faults.match(url) if faults else None
+        if rule is not None:
+            rule.served += 1
+            self._fault(factory, rule, url)
+            return
         scheme_and_host, _, path = url.partition("://")[2].partition("/")
-        if "/" + path == "/robots.txt":
+        archived: ArchivedResponse | None = factory.archive.lookup(url)
+        if archived is None and "/" + path == "/robots.txt":
+            # not archived: the rules file's (allow-all by default)
             body = factory.robots.for_host(scheme_and_host.split(":")[0]).encode("utf-8")
             self._send(factory, 200, "OK", [("Content-Type", "text/plain")], body, url)
             return
-        archived: ArchivedResponse | None = factory.archive.lookup(url)
         if archived is None:
             headers = [("Content-Type", "text/html")]
             self._send(factory, 404, "Not Found", headers, _NOT_FOUND_BODY, url)
@@ -104,6 +113,57 @@ class ReplayRequest(http.Request):
         self._send(
             factory, archived.status, archived.reason, archived.headers, archived.body, url
         )
+
+    # -- injected faults (crawlproject.replay.faults) ---------------------------
+
+    def _fault(self, factory: ReplayFactory, rule: Rule, url: str) -> None:
+        options, kind = rule.options, rule.kind
+        if kind == "slow":
+            reactor.callLater(float(options.get("seconds", 30)), self._answer, factory, url, False)  # type: ignore
+        elif kind == "reset":
+            self._reset(factory, url, int(options.get("after_bytes", 1000)))
+        elif kind == "endless":
+            self._endless(factory, url)
+        elif kind == "status":
+            if rule.served <= int(options.get("times", 1_000_000)):
+                status = int(options.get("status", 503))
+                self._send(factory, status, "Injected", HTML, f"<html><body>{status}</body></html>".encode(), url)
+            else:
+                self._answer(factory, url, faults=False)
+        elif kind in ("redirect", "redirect_loop", "redirect_chain"):
+            self._send(factory, 301, "Moved Permanently", [("Location", _redirect_target(kind, url, options))], b"", url)
+        else:
+            page = content(rule, url)
+            self._send(factory, page.status, page.reason, page.headers, page.body, url)
+
+    def _reset(self, factory: ReplayFactory, url: str, after: int) -> None:
+        """Promise a body, send part of it, and cut the connection."""
+        self.setResponseCode(200)
+        self.setHeader(b"Content-Type", b"text/html")
+        self.setHeader(b"Content-Length", str(after * 4).encode())
+        self.write(b"<html><body>" + b"x" * after)
+        factory.log_access(self.method, url, 200)
+        transport = self.channel.transport if self.channel is not None else None
+        if transport is not None:
+            reactor.callLater(0.05, transport.abortConnection)  # type: ignore
+
+    def _endless(self, factory: ReplayFactory, url: str) -> None:
+        """A body that never ends (until the client hangs up)."""
+        self.setResponseCode(200)
+        self.setHeader(b"Content-Type", b"text/html")
+        self.write(b"<html><body>")
+        factory.log_access(self.method, url, 200)
+        chunk = b"<p>" + b"endless " * 1000 + b"</p>\n"
+
+        def more() -> None:
+            if self.channel is None or self.finished:
+                loop.stop()
+                return
+            self.write(chunk)
+
+        loop = task.LoopingCall(more)
+        loop.start(0.005)
+        self.notifyFinish().addBoth(lambda _: loop.stop() if loop.running else None)
 
     def _send(
         self,
@@ -137,10 +197,12 @@ class ReplayFactory(http.HTTPFactory):
         robots: RobotsRules,
         latency_ms: float = 0.0,
         access_log: IO[str] | None = None,
+        faults: FaultRules | None = None,
     ):
         super().__init__()
         self.archive = archive
         self.robots = robots
+        self.faults = faults or FaultRules()
         self.latency = latency_ms / 1000.0
         self.access_log = access_log
         self.served = 0
@@ -165,3 +227,16 @@ def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") 
     listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore
     bound: int = listening.getHost().port  # type: ignore
     return bound
+
+
+def _redirect_target(kind: str, url: str, options: dict[str, object]) -> str:
+    """Where a redirect fault sends *url*: elsewhere, back and forth, or one hop on."""
+    if kind == "redirect":
+        return str(options.get("location", "/"))
+    if kind == "redirect_loop":
+        return url[: -len("/again")] if url.endswith("/again") else url.rstrip("/") + "/again"
+    hops = int(str(options.get("hops", 30)))
+    head, _, last = url.rstrip("/").rpartition("/")
+    step = int(last) if last.isdigit() else 0
+    base = head if last.isdigit() else url.rstrip("/")
+    return f"{base}/{step + 1}" if step < hops else str(options.get("final", "/"))

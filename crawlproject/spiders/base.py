@@ -37,6 +37,7 @@ from crawlproject import config
 from crawlproject import meta as keys
 from crawlproject.config import SettingsError
 from crawlproject.items import PageItem
+from crawlproject.netsafety import NetworkPolicy
 from crawlproject.output import crawl_output
 from crawlproject.page import Page, page_key
 from crawlproject.strategies.base import CrawlStrategy, Topic
@@ -147,10 +148,19 @@ class FocusedSpider(Spider):
         strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
         strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
         spider.strategy = strategy_cls.from_crawler(crawler, spider._topic())
+        policy = NetworkPolicy.from_settings(crawler.settings)
+        for url in spider.seed_urls:
+            problem = policy.url_problem(without_fragment(url))
+            if problem is not None:
+                raise SettingsError(
+                    f"seed {url!r} is refused ({problem.replace('_', ' ')} address): a crawl reaches no "
+                    "private network unless FOCUS_ALLOWED_NETWORKS opens its range"
+                )
         # The output folder is settled now, before anything starts: a folder
         # of another crawl stops the crawl here; a resumed one numbers on.
         output = crawl_output(spider, crawler.settings)
         spider._fetch_order = count(output.next_order)
+        spider.max_links_per_page = config.get_int(crawler.settings, "FOCUS_MAX_LINKS_PER_PAGE", minimum=0)
         return spider
 
     def _topic(self) -> Topic:
@@ -172,11 +182,18 @@ class FocusedSpider(Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         yield from self._outputs(response, self._page_of(response))
 
-    @staticmethod
-    def _page_of(response: Response) -> Page:
-        return Page.from_response(
-            response, response.meta.get("depth", 0), response.meta.get(keys.PARENT), response.meta
+    max_links_per_page = 0
+
+    def _page_of(self, response: Response) -> Page:
+        page = Page.from_response(
+            response, response.meta.get("depth", 0), response.meta.get(keys.PARENT), response.meta,
+            max_links=self.max_links_per_page,
         )
+        if page.links_cut:
+            assert self.crawler is not None and self.crawler.stats is not None
+            self.crawler.stats.inc_value("focus/page/links_cut_pages")
+            self.crawler.stats.inc_value("focus/page/links_cut", page.links_cut)
+        return page
 
     def _outputs(self, response: Response, page: Page) -> Iterator[Any]:
         """The page's item, then a scored Request per link to follow."""
@@ -204,8 +221,8 @@ class FocusedSpider(Spider):
     def on_error(self, failure: Failure) -> Iterator[Any]:
         """A fetch that failed (dead host, timeout): recorded, never raised."""
         request = failure.request  # type: ignore[attr-defined]
-        if failure.check(IgnoreRequest):
-            return  # refused by policy (robots.txt): counted, not fetched
+        if failure.check(IgnoreRequest) and request.meta.get(keys.REFUSED):
+            return  # refused by policy (robots.txt, the network policy): counted, not a page
         yield PageItem(
             url=request.url,
             canonical_url=page_key(request.url, request.meta),

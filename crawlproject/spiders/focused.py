@@ -1,8 +1,8 @@
 """The focused crawler (SPEC §2, Chakrabarti et al.): a taxonomy classifier
 decides which links to follow first.
 
-    scrapy train --labels labels.tsv --warc pages.warc.gz -o model.joblib
-    scrapy crawl focused -a model=model.joblib -a good=course -a seeds=seeds.txt \\
+    scrapy train --labels labels.tsv --warc pages.warc.gz -o model.npz
+    scrapy crawl focused -a model=model.npz -a good=course -a seeds=seeds.txt \\
         -s FOCUS_FOCUS_MODE=hard -s FOCUS_DISTILL_EVERY=100
 
 Pages are classified in micro-batches (crawlproject.classify.batching): a

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -86,6 +86,43 @@ class Distiller:
         self._sources.extend([source] * len(counted))
         self._targets.extend(counted)
         self._since_run += 1
+
+    def state(self) -> dict[str, Any]:
+        """Everything a resumed crawl needs (crawlproject.strategies.focused_state)."""
+        return {
+            "keys": self._keys,
+            "relevance": self._relevance,
+            "fetched": np.fromiter(self._fetched, dtype=np.int64, count=len(self._fetched)),
+            "outlink_sources": np.repeat(
+                np.fromiter(self._outlinks, dtype=np.int64, count=len(self._outlinks)),
+                [len(targets) for targets in self._outlinks.values()],
+            ),
+            "outlink_targets": np.concatenate(
+                [np.frombuffer(t, dtype=np.int32) for t in self._outlinks.values()] or [np.zeros(0, np.int32)]
+            ),
+            "found": {str(node): url for node, url in self._found.items()},
+            "sources": self._sources,
+            "targets": self._targets,
+            "hubs": self._hubs,
+            "runs": self.runs,
+            "since_run": self._since_run,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._keys = list(state["keys"])
+        self._ids = {key: node for node, key in enumerate(self._keys)}
+        self._relevance = array("d", np.asarray(state["relevance"], dtype=np.float64).tolist())
+        self._fetched = {int(node) for node in state["fetched"]}
+        self._outlinks = {}
+        for source, target in zip(state["outlink_sources"].tolist(), state["outlink_targets"].tolist()):
+            self._outlinks.setdefault(int(source), array("i")).append(int(target))
+        for node in self._fetched:
+            self._outlinks.setdefault(node, array("i"))
+        self._found = {int(node): url for node, url in state["found"].items()}
+        self._sources = array("i", np.asarray(state["sources"], dtype=np.int32).tolist())
+        self._targets = array("i", np.asarray(state["targets"], dtype=np.int32).tolist())
+        self._hubs = np.asarray(state["hubs"], dtype=np.float64)
+        self.runs, self._since_run = int(state["runs"]), int(state["since_run"])
 
     def _id(self, key: str) -> int:
         node = self._ids.get(key)

@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scrapy import signals
+from scrapy.utils.job import job_dir
 
 from crawlproject import config
 from crawlproject import meta as keys
@@ -40,6 +43,7 @@ from crawlproject.config import SettingsError
 from crawlproject.labels import parse_categories
 from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.strategies.distiller import Distiller
+from crawlproject.strategies.focused_state import FocusedState
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -110,18 +114,46 @@ class FocusedCrawlStrategy(CrawlStrategy):
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
         confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
         rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO", minimum=0.0)
+        jobdir = job_dir(settings)
+        state = FocusedState(Path(jobdir) / "focused") if jobdir else None
         try:
-            model = TaxonomyClassifier.load(model_path)
+            learned = state.saved_model() if state is not None and retrain_every else None
+            model = learned or TaxonomyClassifier.load(model_path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
         distiller = Distiller(distill_every, distill_hubs, distill_same_host) if distill_every else None
         learner = OnlineLearner(model, retrain_every, confidence, rescore_ratio) if retrain_every else None
+        if state is not None:
+            resumed = [
+                what for what, loaded in (
+                    ("the classifier as online learning left it", learned is not None),
+                    ("the learner's pages", learner is not None and state.load_learner(learner)),
+                    ("the distiller's graph", distiller is not None and state.load_distiller(distiller)),
+                ) if loaded
+            ]
+            if resumed:
+                logger.info("Resuming the focused crawler with %s (%s)", ", ".join(resumed), state.folder)
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
-            return cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler)
+            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler)
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
+        strategy.state = state
+        if state is not None:
+            crawler.signals.connect(strategy.save_state, signals.spider_closed)
+        return strategy
+
+    state: FocusedState | None = None
+
+    def save_state(self) -> None:
+        """Write what the crawl learned to JOBDIR (on close; and as it goes)."""
+        if self.state is None:
+            return
+        if self.learner is not None:
+            self.state.save_learner(self.learner)
+        if self.distiller is not None:
+            self.state.save_distiller(self.distiller)
 
     # -- classification (batched) -------------------------------------------------
 
@@ -188,6 +220,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
                 promotions = distiller.run()
                 self._inc("focus/distiller/runs")
                 self._inc("focus/distiller/promoted", len(promotions))
+                if self.state is not None:
+                    self.state.save_distiller(distiller)
         learner = self.learner
         if learner is not None and learner.due:
             learner.learn()
@@ -202,6 +236,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
         assert self.learner is not None
         probabilities = self.learner.reclassify()
         self._set("focus/learning/reclassified", self.learner.reclassified)
+        if self.state is not None:
+            self.state.save_learner(self.learner)  # as often as it re-scores: amortised
         relevance, leaves = self._relevance_and_leaves(probabilities)
         if self.hard:  # a parent no longer classified good drops below the rest
             relevance -= ~self._expands[leaves]
