@@ -42,6 +42,13 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_FRONTIER_ORDER": "score",
     "FOCUS_FRONTIER_HOST_BATCH": 1,
     "FOCUS_BATCH_SIZE": 1,
+    # The shared frontier on Redis (frontier.redis)
+    "FOCUS_REDIS_KEY": "%(spider)s:frontier",
+    "FOCUS_REDIS_LEASE_SECONDS": 120.0,
+    "FOCUS_REDIS_PREFETCH": 16,
+    "FOCUS_REDIS_BATCH": 256,
+    "FOCUS_REDIS_SEEDS_KEY": "",
+    "FOCUS_SHARED_POLITENESS": False,
     # Strategy and text
     "FOCUS_STRATEGY": "",
     "FOCUS_STEMMING": True,

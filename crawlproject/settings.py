@@ -46,6 +46,13 @@ EXTENSIONS = {
     "crawlproject.extensions.closespider.CloseSpider": 0,
 }
 
+# Scrapy's HTTP handler, which waits for a host's turn shared by all the
+# workers of a distributed crawl when FOCUS_SHARED_POLITENESS is on.
+DOWNLOAD_HANDLERS = {
+    "http": "crawlproject.politeness.PoliteDownloadHandler",
+    "https": "crawlproject.politeness.PoliteDownloadHandler",
+}
+
 # A name resolving to a private address fails like a DNS error (netsafety).
 TWISTED_DNS_RESOLVER = "crawlproject.netsafety.SafeResolver"
 

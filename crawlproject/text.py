@@ -12,7 +12,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 import Stemmer
 
@@ -22,9 +22,10 @@ import Stemmer
 DIALOG_STOPWORDS = frozenset(
     {"an", "and", "by", "for", "from", "of", "the", "to", "with"}
 )
+# Read as package data, not through __file__: in a Scrapyd egg the package is a zip.
 ENGLISH_STOPWORDS = frozenset(
     line.strip()
-    for line in (Path(__file__).parent / "stopwords.txt").read_text(encoding="utf-8").splitlines()
+    for line in resources.files("crawlproject").joinpath("stopwords.txt").read_text(encoding="utf-8").splitlines()
     if line.strip() and not line.startswith("#")
 )
 STOPWORDS = ENGLISH_STOPWORDS | DIALOG_STOPWORDS

@@ -43,6 +43,15 @@ def webkb_replay(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield replay
 
 
+@pytest.fixture(scope="session")
+def redis_server() -> Any:
+    """A real redis-server (Debian's, installed by `make setup`) for the session."""
+    from crawlproject.servers import RedisServer
+
+    with RedisServer() as server:
+        yield server
+
+
 @dataclass
 class CrawlResult:
     returncode: int
@@ -130,6 +139,7 @@ def html(body: str, title: str = "page") -> bytes:
 
 
 def served(access_log: Path) -> list[tuple[float, str, str]]:
-    """(time, URL, status) of every request the replay answered, in order."""
+    """(arrival time, URL, status) of every request the replay answered, in
+    order of arrival (a line is written when the answer goes out)."""
     rows = [line.split("\t") for line in access_log.read_text().splitlines()]
-    return [(float(t), url, status) for t, _, url, status in rows]
+    return sorted(((float(t), url, status) for t, _, url, status in rows), key=lambda row: row[0])

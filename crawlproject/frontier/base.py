@@ -45,6 +45,9 @@ class PushOutcome(enum.Enum):
     REFUSED = "refused"
     #: Its host has had its share of pages (a per-host cap: traps end there).
     HOST_CAP = "host_cap"
+    #: Taken, to be decided with the next batch a shared backend sends
+    #: (its real outcome is counted in stats then).
+    PENDING = "pending"
     #: The frontier is full and the URL scores no better than its worst entry.
     REJECTED_FULL = "rejected_full"
 
@@ -54,7 +57,7 @@ class PushOutcome(enum.Enum):
 
 
 _QUEUED = frozenset(
-    {PushOutcome.ADDED, PushOutcome.ADDED_EVICTING, PushOutcome.ADDED_OVER_BOUND, PushOutcome.RAISED}
+    {PushOutcome.ADDED, PushOutcome.ADDED_EVICTING, PushOutcome.ADDED_OVER_BOUND, PushOutcome.RAISED, PushOutcome.PENDING}
 )
 
 
@@ -135,7 +138,9 @@ class Frontier(Protocol):
         ...
 
     def __len__(self) -> int:
-        """Number of queued (not leased, not fetched) URLs."""
+        """Number of queued (not leased, not fetched) URLs. A shared backend
+        counts the URLs other workers lease too: they may come back, or bring
+        links, so a worker stops only when nothing is left anywhere."""
         ...
 
     def leased(self) -> int:

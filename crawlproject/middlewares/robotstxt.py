@@ -188,6 +188,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
                 self._stats.inc_value("robotstxt/crawl_delay_hosts")
                 logger.info("Honouring a robots.txt delay of %.2fs for %s", delay, slot_key)
 
+    def delay_floor(self, host: str) -> float:
+        """The delay robots.txt asks between two requests to *host* (a
+        download slot key), 0 when it asks none."""
+        return self._delay_floors.get(host, 0.0)
+
     def _user_agent(self, request: Request) -> str:
         agent: Any = self._robotstxt_useragent or request.headers.get(b"User-Agent", self._default_useragent)
         return agent.decode("latin-1") if isinstance(agent, bytes) else str(agent)

@@ -73,7 +73,10 @@ class RobotsRules:
 class ReplayRequest(http.Request):
     """One proxied request: look the URL up and answer from the archive."""
 
+    arrived = 0.0
+
     def process(self) -> None:
+        self.arrived = time.time()  # the access log's time: when the request reached the "host"
         factory: ReplayFactory = self.channel.factory  # type: ignore[union-attr]
         if self.method == b"CONNECT":
             self._send(factory, 501, "Not Implemented", [], b"https is not replayed")
@@ -142,7 +145,7 @@ class ReplayRequest(http.Request):
         self.setHeader(b"Content-Type", b"text/html")
         self.setHeader(b"Content-Length", str(after * 4).encode())
         self.write(b"<html><body>" + b"x" * after)
-        factory.log_access(self.method, url, 200)
+        factory.log_access(self.arrived, self.method, url, 200)
         transport = self.channel.transport if self.channel is not None else None
         if transport is not None:
             reactor.callLater(0.05, transport.abortConnection)  # type: ignore
@@ -152,7 +155,7 @@ class ReplayRequest(http.Request):
         self.setResponseCode(200)
         self.setHeader(b"Content-Type", b"text/html")
         self.write(b"<html><body>")
-        factory.log_access(self.method, url, 200)
+        factory.log_access(self.arrived, self.method, url, 200)
         chunk = b"<p>" + b"endless " * 1000 + b"</p>\n"
 
         def more() -> None:
@@ -185,7 +188,7 @@ class ReplayRequest(http.Request):
             self.write(body)
         self.finish()
         factory.served += 1
-        factory.log_access(self.method, url, status)
+        factory.log_access(self.arrived, self.method, url, status)
 
 
 class ReplayFactory(http.HTTPFactory):
@@ -212,10 +215,10 @@ class ReplayFactory(http.HTTPFactory):
         channel.requestFactory = ReplayRequest  # type: ignore
         return channel
 
-    def log_access(self, method: bytes, url: str, status: int) -> None:
+    def log_access(self, arrived: float, method: bytes, url: str, status: int) -> None:
         if self.access_log is not None:
             self.access_log.write(
-                f"{time.time():.6f}\t{method.decode('latin-1')}\t{url}\t{status}\n"
+                f"{arrived:.6f}\t{method.decode('latin-1')}\t{url}\t{status}\n"
             )
 
     def log(self, request: http.Request) -> None:  # Twisted's own access log: off

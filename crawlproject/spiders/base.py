@@ -29,8 +29,8 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.misc import load_object
 
 from crawlproject import config
@@ -40,6 +40,7 @@ from crawlproject.items import PageItem
 from crawlproject.netsafety import NetworkPolicy
 from crawlproject.output import crawl_output
 from crawlproject.page import Page, page_key
+from crawlproject.redis_seeds import RedisSeeds
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 from crawlproject.urls import refusal_reason, without_fragment
@@ -89,11 +90,6 @@ class FocusedSpider(Spider):
             argument or cls.seeds or getattr(self, "start_urls", None) or self.default_seeds
         )
         urls = parse_seeds(found) if isinstance(found, str) else [str(url).strip() for url in found]
-        if not urls:
-            raise SettingsError(
-                f"spider {self.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
-                "(one URL per line), or give the spider class seeds or start_urls"
-            )
         for url in urls:
             reason = refusal_reason(without_fragment(url))
             if reason is not None:
@@ -142,9 +138,23 @@ class FocusedSpider(Spider):
         known.update(("name", "start_urls", "allowed_domains", "custom_settings"))
         return known
 
+    #: A Redis list to read seeds from (crawlproject.redis_seeds), as
+    #: scrapy-redis's RedisSpider: ``-a redis_key=…`` or FOCUS_REDIS_SEEDS_KEY.
+    redis_key: ClassVar[str] = ""
+    redis_seeds: RedisSeeds | None = None
+
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.redis_seeds = RedisSeeds.for_spider(spider, crawler.settings)
+        if not spider.seed_urls and spider.redis_seeds is None:
+            raise SettingsError(
+                f"spider {spider.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
+                "(one URL per line), give the spider class seeds or start_urls, or a Redis list "
+                "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
+            )
+        if spider.redis_seeds is not None:
+            crawler.signals.connect(spider._more_redis_seeds, signals.spider_idle)
         strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
         strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
         spider.strategy = strategy_cls.from_crawler(crawler, spider._topic())
@@ -170,7 +180,23 @@ class FocusedSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
-            yield self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
+            yield self._seed(url)
+        if self.redis_seeds is not None:
+            for url in self.redis_seeds.pop():
+                yield self._seed(url)
+
+    def _seed(self, url: str) -> Request:
+        return self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
+
+    def _more_redis_seeds(self) -> None:
+        """Idle: seeds pushed to the Redis list meanwhile keep the crawl going."""
+        assert self.redis_seeds is not None and self.crawler is not None and self.crawler.engine is not None
+        urls = self.redis_seeds.pop()
+        for url in urls:
+            if refusal_reason(without_fragment(url)) is None:
+                self.crawler.engine.crawl(self._seed(url))
+        if urls:
+            raise DontCloseSpider
 
     def _request(self, url: str, meta: dict[str, Any], key: str | None = None) -> Request:
         """A request for a page, parsed by this spider (errors recorded too);

@@ -1,0 +1,104 @@
+"""Several crawl processes on one shared frontier in a real Redis (issue 12):
+no page fetched twice, no host hit faster than its delay, the harvest of one
+process, and nothing lost when a worker is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from crawlproject.frontier.redis import RedisFrontier
+from crawlproject.labels import is_relevant, load_labels
+from crawlproject.replay.process import ReplayProcess
+from crawlproject.servers import RedisServer
+from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, served
+
+QUERY = "course syllabus lecture homework"
+DELAY = 0.15
+
+
+def worker(proxy: str, redis_url: str, key: str, folder: Path, budget: int, **settings: Any) -> subprocess.Popen[bytes]:
+    merged = {
+        "FOCUS_REPLAY_PROXY": proxy, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key,
+        "FOCUS_FRONTIER_BACKEND": "crawlproject.frontier.redis.RedisFrontier", "FOCUS_SHARED_POLITENESS": True,
+        "DOWNLOAD_DELAY": DELAY, "CONCURRENT_REQUESTS_PER_DOMAIN": 8, "CONCURRENT_REQUESTS": 8,
+        "CLOSESPIDER_ITEMCOUNT": budget, "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder.with_suffix(".log")),
+        "FOCUS_STORE_PAGES": False, "ROBOTSTXT_OBEY": False, **settings,
+    }
+    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"seeds={','.join(UNIVERSITY_HOMES)}",
+               "-a", f"query={QUERY}"]
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
+
+
+def history(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "history.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def harvest(records: list[dict[str, Any]]) -> float:
+    labels = load_labels(WEBKB_LABELS)
+    ok = [r for r in records if r["status"] == 200]
+    return sum(is_relevant(labels.get(r["canonical_url"]), ("course",)) for r in ok) / max(1, len(ok))
+
+
+def test_three_workers_share_one_best_first_frontier(redis_server: RedisServer, tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(WEBKB_WARC), access_log=str(log)) as replay:
+        workers = [worker(replay.proxy_url, redis_server.url, "three:frontier", tmp_path / f"w{i}", 100) for i in range(3)]
+        for process in workers:
+            assert process.wait(timeout=300) == 0
+        union = [r for i in range(3) for r in history(tmp_path / f"w{i}")]
+        one = worker(replay.proxy_url, redis_server.url, "one:frontier", tmp_path / "single", 300).wait(timeout=300)
+    assert one == 0
+    requests = [(t, url) for t, url, _ in served(log)][: len(union)]  # the three workers ran first
+    three = [url for _, url in requests]
+    # No page fetched twice by the three workers together.
+    keys = [r["canonical_url"] for r in union]
+    assert len(union) >= 300 and len(keys) == len(set(keys))
+    assert len(three) == len(set(three))
+    # No host hit faster than its delay, by the three together.
+    by_host: dict[str, list[float]] = defaultdict(list)
+    for t, url in requests:
+        by_host[url.split("/")[2]].append(t)
+    gaps = [b - a for times in by_host.values() for a, b in zip(times, times[1:])]
+    assert gaps and min(gaps) >= DELAY - 0.03, sorted(gaps)[:5]
+    # Best-first together: the harvest of one process with the same budget.
+    single = history(tmp_path / "single")
+    assert abs(harvest(union) - harvest(single)) <= 0.1, (harvest(union), harvest(single))
+    assert all(any(r["score"] is not None for r in history(tmp_path / f"w{i}")) for i in range(3))
+
+
+def test_a_worker_killed_with_sigkill_loses_no_url(redis_server: RedisServer, tmp_path: Path) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    key = "killed:frontier"
+    settings = {"FOCUS_REDIS_LEASE_SECONDS": 2, "DOWNLOAD_DELAY": 0, "FOCUS_SHARED_POLITENESS": False}
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        doomed = worker(replay.proxy_url, redis_server.url, key, tmp_path / "doomed", 10_000, **settings)
+        deadline = time.monotonic() + 120
+        while len(history(tmp_path / "doomed")) < 60:
+            assert time.monotonic() < deadline and doomed.poll() is None
+            time.sleep(0.02)
+        os.kill(doomed.pid, signal.SIGKILL)
+        doomed.wait()
+        frontier = RedisFrontier(client, key, 1)
+        leased, queued = frontier.leased_keys(), frontier.queued_keys()
+        assert leased, "the killed worker held leases"
+        survivor = worker(replay.proxy_url, redis_server.url, key, tmp_path / "survivor", 400, **settings)
+        assert survivor.wait(timeout=300) == 0
+    fetched = {r["canonical_url"] for name in ("doomed", "survivor") for r in history(tmp_path / name)}
+    still = frontier.queued_keys() | frontier.leased_keys()
+    lost = {url for url in queued | leased if url not in fetched and url not in still}
+    assert lost == set()
+    assert leased & {r["canonical_url"] for r in history(tmp_path / "survivor")}, "its leases came back to the survivor"
+    frontier.clear()
