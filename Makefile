@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt
-	command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server; }
+	command -v redis-server >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server chromium chromium-driver; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt

@@ -13,6 +13,8 @@ from scrapy.commands import ScrapyCommand
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy.settings import Settings
+
 #: Exceptions that mean "the input is wrong", with a message that says how.
 INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, KeyError)
 
@@ -52,3 +54,9 @@ class ProjectCommand(ScrapyCommand):
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> Any:
         raise NotImplementedError
+
+    @property
+    def project_settings(self) -> Settings:
+        """The settings (set by Scrapy before the command runs)."""
+        assert self.settings is not None
+        return self.settings

@@ -48,6 +48,11 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REDIS_PREFETCH": 16,
     "FOCUS_REDIS_BATCH": 256,
     "FOCUS_REDIS_SEEDS_KEY": "",
+    "FOCUS_INDEX_DIR": "",
+    "FOCUS_INDEX_COMMIT_PAGES": 100,
+    "FOCUS_INDEX_VOTE_WINDOW": 10,
+    "FOCUS_SEARCH_WEIGHTS": "votes:1,text:1,title:1",
+    "FOCUS_IDF_INDEX": "",
     "FOCUS_SHARED_POLITENESS": False,
     # Strategy and text
     "FOCUS_STRATEGY": "",

@@ -45,6 +45,12 @@ def link_contexts(
     >>> link_contexts(tree, "http://h/", 2)["http://h/x"]
     LinkContext(anchor='the anchor', context='two three four five')
     """
+    words, spans = _link_spans(root, base_url, encoding)
+    return {url: found[0] for url, found in _contexts(words, spans, window).items()}
+
+
+def _link_spans(root: HtmlElement, base_url: str, encoding: str) -> tuple[list[str], list[tuple[str, int, int, str]]]:
+    """The page's words in document order, and each link's span of them."""
     words: list[str] = []
     spans: list[tuple[str, int, int, str]] = []  # url, start, end, stand-in anchor
     open_links: dict[int, tuple[str, int, str]] = {}
@@ -73,13 +79,24 @@ def link_contexts(
                 spans.append((url, start, len(words), stand_in))
             if element.tail:
                 words += element.tail.split()
-    contexts: dict[str, LinkContext] = {}
-    for url, start, end, stand_in in spans:
-        if url in contexts:
-            continue
+    return words, spans
+
+
+def all_link_contexts(
+    root: HtmlElement, base_url: str, window: int, encoding: str = "utf-8"
+) -> dict[str, list[LinkContext]]:
+    """Every occurrence of every link: URL → anchor and context of each, in
+    document order (a page that links twice has two windows)."""
+    words, spans = _link_spans(root, base_url, encoding)
+    return _contexts(words, spans, window)
+
+
+def _contexts(words: list[str], spans: list[tuple[str, int, int, str]], window: int) -> dict[str, list[LinkContext]]:
+    contexts: dict[str, list[LinkContext]] = {}
+    for url, start, end, stand_in in sorted(spans, key=lambda span: span[1]):
         anchor = " ".join(words[start:end]) or stand_in
         context = words[max(0, start - window) : start] + words[end : end + window]
-        contexts[url] = LinkContext(anchor, " ".join(context))
+        contexts.setdefault(url, []).append(LinkContext(anchor, " ".join(context)))
     return contexts
 
 

@@ -35,6 +35,7 @@ ITEM_PIPELINES = {
     "crawlproject.pipelines.linkgraph.LinkGraphPipeline": 200,
     "crawlproject.pipelines.repository.PageRepositoryPipeline": 300,
     "crawlproject.pipelines.warc.WarcWriterPipeline": 400,
+    "crawlproject.pipelines.index.SearchIndexPipeline": 500,  # only with FOCUS_INDEX_DIR
     "crawlproject.pipelines.raw.StripRawContentPipeline": 1000,
 }
 EXTENSIONS = {

@@ -167,6 +167,9 @@ class CrawlProgress:
             )
         if self.relevance_count:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
+        indexed = stats.get_value("search/indexed")
+        if indexed is not None:  # FOCUS_INDEX_DIR: what the search index got
+            result["pages_indexed"] = indexed
         return result
 
     def log_progress(self) -> None:

@@ -53,6 +53,7 @@ class PageRepositoryPipeline(OutputFilePipeline):
         record = {
             "file": f"pages/{name}",
             "url": item["canonical_url"],
+            "fetched_url": item["url"],
             "status": item["status"],
             "content_type": item["content_type"],
             "size": item["size"],

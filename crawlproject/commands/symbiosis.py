@@ -1,0 +1,90 @@
+"""``scrapy symbiosis --index DIR --queries FILE``: one night of SPEC §4's
+loop — the queries pick seeds from the index, best-first crawls refocus the
+collection, and the new collection replaces the old one atomically."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from crawlproject import config
+from crawlproject.cli import ProjectCommand
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class Command(ProjectCommand):
+    command_name = "symbiosis"
+    requires_project = True
+    requires_crawler_process = False  # it runs many crawls, one after another, in one reactor
+    default_settings = {"LOG_LEVEL": "WARNING"}  # noqa: RUF012 (the loop prints its own progress)
+
+    def syntax(self) -> str:
+        return "--index DIR --queries FILE [--n-hits 25] [--max-iter 3] [--theta 0.8] [--max-index N] [--tfidf]"
+
+    def short_desc(self) -> str:
+        return "Refocus an index's collection on its users' queries (search engine–crawler symbiosis)"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--index", required=True, help="index folder whose collection is refocused")
+        parser.add_argument("--queries", required=True, help="representative queries, one per line")
+        parser.add_argument("--n-hits", type=int, default=25, help="top results used as seeds (N_HITS)")
+        parser.add_argument("--max-iter", type=int, default=3, help="crawls per query at most (MAX_ITER)")
+        parser.add_argument("--theta", type=float, default=0.8,
+                            help="stop a query's crawls when two iterations' seeds overlap more (THETA)")
+        parser.add_argument("--max-index", type=int, default=100_000,
+                            help="collection budget; MAX_PAGES per crawl = MAX_INDEX / queries")
+        parser.add_argument("--spider", default="bestfirst", help="the crawl's spider (a best-first one)")
+        parser.add_argument("--tfidf", action="store_true", help="the crawler weighs terms by the index's IDF")
+
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
+        from scrapy.crawler import CrawlerRunner
+        from scrapy.utils.log import configure_logging
+        from scrapy.utils.reactor import install_reactor
+        from twisted.internet import defer
+        from twisted.python.failure import Failure
+
+        from crawlproject.search.engine import IndexHome, parse_weights
+        from crawlproject.search.symbiosis import (
+            NightReport,
+            Symbiosis,
+            SymbiosisOptions,
+            read_queries,
+        )
+        from crawlproject.text import TermAnalyzer
+
+        settings = self.project_settings
+        options = SymbiosisOptions(opts.n_hits, opts.max_iter, opts.theta, opts.max_index, opts.spider, opts.tfidf)
+        options.check()
+        queries = read_queries(opts.queries)
+        IndexHome(opts.index).current()  # a missing index: one clear line, before any reactor
+        install_reactor(settings["TWISTED_REACTOR"])
+        configure_logging(settings)
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
+        loop = Symbiosis(
+            CrawlerRunner(settings), opts.index, queries, options,
+            TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
+            parse_weights(config.get_str(settings, "FOCUS_SEARCH_WEIGHTS")),
+        )
+        outcome: dict[str, object] = {}
+
+        def done(result: object) -> None:
+            outcome["result"] = result
+            reactor.stop()
+
+        defer.ensureDeferred(loop.run()).addBoth(done)
+        reactor.run()
+        result = outcome.get("result")
+        if isinstance(result, Failure):
+            if isinstance(result.value, ValueError | OSError):
+                raise result.value
+            result.printTraceback(file=sys.stderr)
+            self.exitcode = 1
+            return
+        assert isinstance(result, NightReport)
+        print(f"\nNight done in {result.seconds:.0f}s: the collection went from {result.old_pages} to "
+              f"{result.new_pages} pages ({result.collection})")
