@@ -168,6 +168,12 @@ def test_the_loop_stops_at_max_iter_and_builds_the_new_collection(built_index: P
 
     assert set(Collection(IndexHome(index).current()).keys()) == fetched  # the new collection: the night's pages
     assert report["new_pages"] == len(fetched)
+    # MAX_PAGES counts pages for the collection: a crawl stops once it has 20 (or when it runs dry).
+    for crawl in folder.glob("crawls/*/crawl"):
+        summary = json.loads((crawl / "summary.json").read_text())
+        pages = [r for r in map(json.loads, (crawl / "history.jsonl").read_text().splitlines()) if r["status"] == 200]
+        assert summary["finish_reason"] in {"symbiosis_max_pages", "finished"}, summary["finish_reason"]
+        assert len(pages) >= 20 or summary["finish_reason"] == "finished"
 
 
 def test_theta_stops_a_query_when_its_seeds_repeat(built_index: Path, webkb_replay: Any, tmp_path: Path) -> None:
@@ -230,3 +236,22 @@ def test_bad_symbiosis_input(tmp_path: Path, built_index: Path) -> None:
         completed = subprocess.run([sys.executable, "-m", "scrapy", "symbiosis", *arguments], cwd=ROOT,  # noqa: S603
                                    capture_output=True, text=True, timeout=120)
         assert completed.returncode == 2 and message in completed.stderr, (arguments, completed.stderr)
+
+
+def test_the_readme_search_section_works_as_written(tmp_path: Path) -> None:
+    import shutil
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Search engine and symbiosis", 1)[1].split("\n## ", 1)[0]
+    script = section.split("```")[1]
+    project = tmp_path / "checkout"
+    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".venv", ".git", "crawls", ".cache", "bench", "index"))
+    (project / ".venv").symlink_to(ROOT / ".venv")
+    (project.parent / "shared").symlink_to(ROOT.parent / "shared")
+    completed = subprocess.run(["bash", "-e", "-c", script], cwd=project, capture_output=True, text=True,  # noqa: S603,S607
+                               timeout=600, env={**os.environ, "PYTHONPATH": ""})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "pages match 'operating systems'" in completed.stdout
+    assert "query 2/2 'compilers' · iteration 1/3" in completed.stdout and "Night done" in completed.stdout
+    # The night prints its own lines: only the first crawl's INFO log says "Spider closed", none of the night's.
+    assert (completed.stdout + completed.stderr).count("Spider closed") == 1

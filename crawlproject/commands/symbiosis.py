@@ -18,7 +18,6 @@ class Command(ProjectCommand):
     command_name = "symbiosis"
     requires_project = True
     requires_crawler_process = False  # it runs many crawls, one after another, in one reactor
-    default_settings = {"LOG_LEVEL": "WARNING"}  # noqa: RUF012 (the loop prints its own progress)
 
     def syntax(self) -> str:
         return "--index DIR --queries FILE [--n-hits 25] [--max-iter 3] [--theta 0.8] [--max-index N] [--tfidf]"
@@ -41,6 +40,7 @@ class Command(ProjectCommand):
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from scrapy.crawler import CrawlerRunner
+        from scrapy.settings import SETTINGS_PRIORITIES
         from scrapy.utils.log import configure_logging
         from scrapy.utils.reactor import install_reactor
         from twisted.internet import defer
@@ -56,6 +56,9 @@ class Command(ProjectCommand):
         from crawlproject.text import TermAnalyzer
 
         settings = self.project_settings
+        if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
+            # The night prints its own progress; the crawls' INFO logs would bury it (-L INFO shows them).
+            settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
         options = SymbiosisOptions(opts.n_hits, opts.max_iter, opts.theta, opts.max_index, opts.spider, opts.tfidf)
         options.check()
         queries = read_queries(opts.queries)

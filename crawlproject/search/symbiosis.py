@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject.items import PageItem
 from crawlproject.middlewares.pagesize import is_html_content_type
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from crawlproject.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
+#: A night's crawl stops after this many times MAX_PAGES fetches even if few were pages.
+ERROR_GUARD = 4
 
 
 @dataclass
@@ -200,7 +203,9 @@ class Symbiosis:
         seeds_file.write_text("".join(f"{url}\n" for url in sorted(seeds)), encoding="utf-8")
         settings = self.runner.settings.copy()
         settings.setdict({
-            "CLOSESPIDER_ITEMCOUNT": self.max_pages, "FOCUS_INDEX_DIR": str(staging),
+            # MAX_PAGES counts pages for the collection (HTML, 2xx): dead links do not eat the
+            # budget; a crawl that finds only errors still ends, after ERROR_GUARD × MAX_PAGES fetches.
+            "CLOSESPIDER_ITEMCOUNT": ERROR_GUARD * self.max_pages, "FOCUS_INDEX_DIR": str(staging),
             "FOCUS_OUTPUT_DIR": str(folder / "crawl"), "FOCUS_STORE_PAGES": False,
             "FOCUS_IDF_INDEX": str(staging) if self.options.tfidf else "",
         }, priority="cmdline")
@@ -212,6 +217,8 @@ class Symbiosis:
             status = item.get("status") if isinstance(item, PageItem) else None
             if status is not None and 200 <= status < 300 and is_html_content_type(item.get("content_type")):
                 fetched.add(item["canonical_url"])
+                if len(fetched) == self.max_pages and crawler.engine is not None:
+                    deferred_from_coro(crawler.engine.close_spider_async(reason="symbiosis_max_pages"))
 
         crawler.signals.connect(collect, signal=signals.item_scraped)
         # The loop runs as a Twisted coroutine (ensureDeferred): it awaits the Deferred itself.
