@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REPLAY_PROXY": "",
     "FOCUS_REPLAY_ROBOTS": "",
     "FOCUS_REPLAY_FAULTS": "",
+    "FOCUS_REPLAY_AS_OF": "",
     "FOCUS_REPLAY_LATENCY_MS": 0.0,
     "FOCUS_REPLAY_STARTUP_TIMEOUT": 120.0,
     # Network safety (netsafety) and spider traps

@@ -18,7 +18,7 @@ class Command(ProjectCommand):
     default_settings = {"LOG_ENABLED": True}  # noqa: RUF012
 
     def syntax(self) -> str:
-        return "--warc PATH [--port N] [--robots FILE] [--latency MS]"
+        return "--warc PATH [--port N] [--robots FILE] [--latency MS] [--faults FILE] [--as-of TIME]"
 
     def short_desc(self) -> str:
         return "Serve a WARC on 127.0.0.1 as an HTTP proxy for offline crawls"
@@ -32,5 +32,5 @@ class Command(ProjectCommand):
 
         logging.getLogger("crawlproject.replay").setLevel(logging.INFO)
         self.exitcode = serve_forever(
-            opts.warc, opts.port, opts.robots, opts.latency, opts.access_log, opts.faults
+            opts.warc, opts.port, opts.robots, opts.latency, opts.access_log, opts.faults, opts.as_of
         )

@@ -21,6 +21,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.replay.archive import parse_time
 from crawlproject.replay.process import ReplayError, ReplayProcess
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class ReplayProxyMiddleware:
                 warc,
                 robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
                 faults=config.get_str(settings, "FOCUS_REPLAY_FAULTS"),
+                as_of=_replay_time(config.get_str(settings, "FOCUS_REPLAY_AS_OF")),
                 latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS", minimum=0),
                 startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT", minimum=1),
             )
@@ -109,3 +111,13 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _replay_time(value: str) -> str:
+    """FOCUS_REPLAY_AS_OF checked at start-up (one clear line, not a replay that fails to start)."""
+    if value:
+        try:
+            parse_time(value)
+        except ValueError as exc:
+            raise SettingsError(f"FOCUS_REPLAY_AS_OF: {exc}") from None
+    return value

@@ -38,13 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--faults", default="", help="JSON rules of injected faults and traps (crawlproject.replay.faults)"
     )
+    parser.add_argument(
+        "--as-of", default="",
+        help="serve each URL as it was at this time (ISO 8601 or epoch seconds); POST /_replay/clock?t=… moves it",
+    )
     parser.add_argument("--verbose", action="store_true", help="log start-up details")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="replay: %(message)s")
-    return serve_forever(args.warc, args.port, args.robots, args.latency, args.access_log, args.faults)
+    return serve_forever(args.warc, args.port, args.robots, args.latency, args.access_log, args.faults, args.as_of)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,22 @@ The WARC is scanned once at start-up to map each response record's target
 URI (and its canonical form) to the record's byte offset; a lookup then
 seeks straight to the record, so serving a page costs one small read
 whatever the archive's size.
+
+A WARC may hold several records of one URL (a web that changes: one record
+per version, dated by ``WARC-Date``). Looked up plainly, the first record
+wins, as in a wayback replay of one capture; looked up *as of* a time t, the
+URL's latest record dated ≤ t answers — none (before the page existed) is
+a miss, and a 404 record (the page was deleted) is served as the 404 it is.
 """
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import logging
 import zlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
@@ -40,6 +48,33 @@ _DROPPED_HEADERS = frozenset(
 
 class ArchiveError(ValueError):
     """A file that cannot be read as a WARC."""
+
+
+def parse_time(value: str | float) -> float:
+    """A point in time as POSIX seconds: ISO 8601 (``2021-03-01``,
+    ``2021-03-01T12:00:00Z``; without a zone, UTC) or seconds since the epoch.
+
+    >>> parse_time("2021-03-01T00:00:00Z") == parse_time("2021-03-01") == parse_time("1614556800")
+    True
+    """
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not a time: {value!r} (ISO 8601 like 2021-03-01T12:00:00Z, or seconds since the epoch)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def format_time(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def check_warc(path: str | Path) -> None:
@@ -77,8 +112,10 @@ class WarcArchive:
 
     def __init__(self, path: Path | str):
         self.path = str(path)
-        self._offsets: dict[str, int] = {}
-        self._canonical_offsets: dict[str, int] = {}
+        # URL (as archived, and canonical) → its records' (WARC-Date, offset), oldest first.
+        self._versions: dict[str, list[tuple[float, int]]] = {}
+        self._canonical_versions: dict[str, list[tuple[float, int]]] = {}
+        self.first_date = self.last_date = 0.0
         check_warc(self.path)
         try:
             self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115 (kept open)
@@ -92,6 +129,7 @@ class WarcArchive:
 
     def _build_index(self) -> None:
         iterator = ArchiveIterator(self._file)
+        dates = []
         for record in iterator:
             if record.rec_type != "response":
                 continue
@@ -99,26 +137,35 @@ class WarcArchive:
             if not url:
                 continue
             offset = iterator.get_record_offset()
-            # First record wins, as in a wayback replay of one capture.
-            self._offsets.setdefault(url, offset)
-            self._canonical_offsets.setdefault(canonicalize(url), offset)
-        logger.info("Indexed %d responses in %s", len(self._offsets), self.path)
+            date = _record_date(record.rec_headers.get_header("WARC-Date"))
+            dates.append(date)
+            self._versions.setdefault(url, []).append((date, offset))
+            self._canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
+        for versions in (*self._versions.values(), *self._canonical_versions.values()):
+            if len(versions) > 1:
+                versions.sort(key=lambda version: version[0])  # stable: archive order among equal dates
+        if dates:
+            self.first_date, self.last_date = min(dates), max(dates)
+        self.dated = any(len(versions) > 1 for versions in self._versions.values())
+        logger.info("Indexed %d responses in %s", len(self._versions), self.path)
 
     def __len__(self) -> int:
-        return len(self._offsets)
+        return len(self._versions)
 
     def urls(self) -> Iterator[str]:
         """Target URIs of the archived responses, in archive order."""
-        return iter(self._offsets)
+        return iter(self._versions)
 
-    def lookup(self, url: str) -> ArchivedResponse | None:
-        """The archived response for *url* (exact, else canonical match)."""
-        offset = self._offsets.get(url)
-        if offset is None:
-            offset = self._canonical_offsets.get(canonicalize(url))
-        if offset is None:
+    def lookup(self, url: str, as_of: float | None = None) -> ArchivedResponse | None:
+        """The archived response for *url* (exact, else canonical match): its
+        first record, or with *as_of* its latest record dated ≤ *as_of*."""
+        versions = self._versions.get(url) or self._canonical_versions.get(canonicalize(url))
+        if not versions:
             return None
-        return self._read(offset)
+        if as_of is None:
+            return self._read(min(versions, key=lambda version: version[1])[1])  # first in the archive
+        position = bisect.bisect_right(versions, as_of, key=lambda version: version[0])
+        return self._read(versions[position - 1][1]) if position else None
 
     def _read(self, offset: int) -> ArchivedResponse:
         self._file.seek(offset)
@@ -141,3 +188,14 @@ class WarcArchive:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _record_date(value: str | None) -> float:
+    """A record's WARC-Date in seconds; a record without one counts as
+    always there (0: the epoch)."""
+    if not value:
+        return 0.0
+    try:
+        return parse_time(value)
+    except ValueError:
+        return 0.0

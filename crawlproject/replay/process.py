@@ -24,12 +24,13 @@ class ReplayError(RuntimeError):
 
 
 def serve_forever(
-    warc: str, port: int, robots: str = "", latency_ms: float = 0.0, access_log: str = "", faults: str = ""
+    warc: str, port: int, robots: str = "", latency_ms: float = 0.0, access_log: str = "", faults: str = "",
+    as_of: str = "",
 ) -> int:
     """Index *warc*, listen on 127.0.0.1:*port* and serve until stopped."""
     from twisted.internet import reactor
 
-    from crawlproject.replay.archive import ArchiveError, WarcArchive
+    from crawlproject.replay.archive import ArchiveError, WarcArchive, parse_time
     from crawlproject.replay.faults import FaultRules
     from crawlproject.replay.server import ReplayFactory, RobotsRules, listen
 
@@ -39,6 +40,7 @@ def serve_forever(
     try:
         rules = RobotsRules.from_file(robots or None)
         fault_rules = FaultRules.from_file(faults or None)
+        clock = parse_time(as_of) if as_of else None
     except (OSError, ValueError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
@@ -49,7 +51,7 @@ def serve_forever(
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     log = open(access_log, "a", buffering=1, encoding="utf-8") if access_log else None  # noqa: SIM115
-    factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log, faults=fault_rules)
+    factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log, faults=fault_rules, as_of=clock)
     bound = listen(factory, port)
     logger.info(
         "Replaying %d responses from %s on 127.0.0.1:%d (indexed in %.1fs)",
@@ -74,8 +76,11 @@ class ReplayProcess:
         access_log: str = "",
         startup_timeout: float = 120.0,
         faults: str = "",
+        as_of: str = "",
     ):
         command = [sys.executable, "-m", "crawlproject.replay", "--warc", warc, "--port", "0"]
+        if as_of:
+            command += ["--as-of", as_of]
         if faults:
             command += ["--faults", faults]
         if robots:
@@ -120,6 +125,27 @@ class ReplayProcess:
         if exited:
             raise ReplayError(f"the replay server stopped at start-up (exit code {self._process.returncode}): {said or 'no message'}")
         raise ReplayError(f"the replay server did not start within {timeout:.0f}s{': ' + said if said else ''}")
+
+    def clock(self, moved_to: str | float | None = None) -> dict[str, object]:
+        """The replay's clock (``/_replay/clock``); with *moved_to*, move it there first."""
+        import json
+        import urllib.parse
+        import urllib.request
+
+        address = f"{self.proxy_url}/_replay/clock"
+        data = None
+        if moved_to is not None:
+            address += "?" + urllib.parse.urlencode({"t": str(moved_to)})
+            data = b""
+        request = urllib.request.Request(address, data=data, method="POST" if data is not None else "GET")  # noqa: S310
+        # Straight to the replay, never through an environment proxy.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(request, timeout=30) as answer:
+                state: dict[str, object] = json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            raise ValueError(json.loads(exc.read()).get("error", str(exc))) from None
+        return state
 
     def stop(self) -> None:
         atexit.unregister(self.stop)

@@ -8,6 +8,15 @@ when it has one, else from a rules file (allow-all by default). Plain
 requests with a ``Host`` header work too, so a browser or curl can look at
 a page; a rules file of faults (crawlproject.replay.faults) makes chosen URLs
 misbehave.
+
+A web that changes: with a clock (``--as-of``), each URL is answered by its
+version live at that time (crawlproject.replay.archive), and the clock can
+be moved while serving — ``POST /_replay/clock?t=2021-03-01T00:00:00Z`` to the
+replay's own address (``GET`` reads it) — so a simulation steps through the
+weeks. Conditional requests are answered as a real server does (RFC 9110
+§13): ``If-None-Match`` against the version's ETag (weak comparison; ``*``
+matches any), else ``If-Modified-Since`` against its Last-Modified, for GET
+and HEAD of a 200 → ``304 Not Modified`` without a body.
 """
 
 from __future__ import annotations
@@ -15,13 +24,15 @@ from __future__ import annotations
 import json
 import logging
 import time
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 from twisted.internet import reactor, task
 from twisted.web import http
 
-from crawlproject.replay.archive import WarcArchive
+from crawlproject.replay.archive import WarcArchive, format_time, parse_time
 from crawlproject.replay.faults import HTML, FaultRules, Rule, content
 
 if TYPE_CHECKING:
@@ -31,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 ALLOW_ALL_ROBOTS = "User-agent: *\nDisallow:\n"
 _NOT_FOUND_BODY = b"<html><body><h1>404 Not in archive</h1></body></html>"
+CONTROL_PATH = "/_replay/"
+#: Headers a 304 carries over from the 200 it stands for (RFC 9110 §15.4.5).
+_NOT_MODIFIED_HEADERS = frozenset({"etag", "last-modified", "date", "cache-control", "expires", "vary", "content-location"})
 
 
 class RobotsRules:
@@ -81,6 +95,9 @@ class ReplayRequest(http.Request):
         if self.method == b"CONNECT":
             self._send(factory, 501, "Not Implemented", [], b"https is not replayed")
             return
+        if self.uri.startswith(CONTROL_PATH.encode()):
+            self._control(factory)
+            return
         url = self._target_url()
         if factory.latency > 0:
             reactor.callLater(factory.latency, self._answer, factory, url)  # type: ignore
@@ -103,7 +120,7 @@ class ReplayRequest(http.Request):
             self._fault(factory, rule, url)
             return
         scheme_and_host, _, path = url.partition("://")[2].partition("/")
-        archived: ArchivedResponse | None = factory.archive.lookup(url)
+        archived: ArchivedResponse | None = factory.archive.lookup(url, factory.as_of)
         if archived is None and "/" + path == "/robots.txt":
             # not archived: the rules file's (allow-all by default)
             body = factory.robots.for_host(scheme_and_host.split(":")[0]).encode("utf-8")
@@ -113,9 +130,63 @@ class ReplayRequest(http.Request):
             headers = [("Content-Type", "text/html")]
             self._send(factory, 404, "Not Found", headers, _NOT_FOUND_BODY, url)
             return
+        if archived.status == 200 and self._not_modified(archived.headers):
+            kept = [(name, value) for name, value in archived.headers if name.lower() in _NOT_MODIFIED_HEADERS]
+            self._send(factory, 304, "Not Modified", kept, b"", url)
+            return
         self._send(
             factory, archived.status, archived.reason, archived.headers, archived.body, url
         )
+
+    def _not_modified(self, headers: list[tuple[str, str]]) -> bool:
+        """RFC 9110 §13.2.2: If-None-Match first; If-Modified-Since only without it."""
+        if self.method not in (b"GET", b"HEAD"):
+            return False
+        stored = {name.lower(): value for name, value in headers}
+        if_none_match = self.getHeader("if-none-match")
+        if if_none_match is not None:
+            etag = stored.get("etag")
+            tags = [tag.strip() for tag in if_none_match.split(",")]
+            return etag is not None and ("*" in tags or _weak(etag) in {_weak(tag) for tag in tags})
+        if_modified_since, last_modified = self.getHeader("if-modified-since"), stored.get("last-modified")
+        if if_modified_since is None or last_modified is None:
+            return False
+        try:
+            return parsedate_to_datetime(last_modified) <= parsedate_to_datetime(if_modified_since)
+        except (TypeError, ValueError):
+            return False  # an unparsable date is ignored, as RFC 9110 says
+
+    def _control(self, factory: ReplayFactory) -> None:
+        """``/_replay/clock``: read (GET) or move (POST/PUT ``?t=TIME``) the clock."""
+        parts = urlsplit(self.uri.decode("latin-1"))
+        if parts.path != CONTROL_PATH + "clock":
+            self._send_json(404, {"error": f"no such control: {parts.path}"})
+            return
+        if self.method in (b"POST", b"PUT"):
+            values = parse_qs(parts.query).get("t")
+            if not values:
+                self._send_json(400, {"error": "give the time as ?t=2021-03-01T00:00:00Z (or epoch seconds)"})
+                return
+            try:
+                factory.as_of = parse_time(values[0])
+            except ValueError as exc:
+                self._send_json(400, {"error": str(exc)})
+                return
+            logger.info("Clock moved to %s", format_time(factory.as_of))
+        archive = factory.archive
+        self._send_json(200, {
+            "as_of": format_time(factory.as_of) if factory.as_of is not None else None,
+            "first_record": format_time(archive.first_date), "last_record": format_time(archive.last_date),
+            "dated": archive.dated,
+        })
+
+    def _send_json(self, status: int, answer: dict[str, object]) -> None:
+        body = json.dumps(answer).encode()
+        self.setResponseCode(status)
+        self.setHeader(b"Content-Type", b"application/json")
+        self.setHeader(b"Content-Length", str(len(body)).encode())
+        self.write(body)
+        self.finish()
 
     # -- injected faults (crawlproject.replay.faults) ---------------------------
 
@@ -183,8 +254,9 @@ class ReplayRequest(http.Request):
                 name.encode("latin-1", errors="replace"),
                 value.encode("latin-1", errors="replace"),
             )
-        self.setHeader(b"Content-Length", str(len(body)).encode())
-        if self.method != b"HEAD":
+        if status != 304:  # a 304 has no body and no framing of its own
+            self.setHeader(b"Content-Length", str(len(body)).encode())
+        if self.method != b"HEAD" and body:
             self.write(body)
         self.finish()
         factory.served += 1
@@ -201,9 +273,12 @@ class ReplayFactory(http.HTTPFactory):
         latency_ms: float = 0.0,
         access_log: IO[str] | None = None,
         faults: FaultRules | None = None,
+        as_of: float | None = None,
     ):
         super().__init__()
         self.archive = archive
+        #: The clock: answer each URL as it was at this time (None: first record, a plain WARC).
+        self.as_of = as_of
         self.robots = robots
         self.faults = faults or FaultRules()
         self.latency = latency_ms / 1000.0
@@ -230,6 +305,11 @@ def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") 
     listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore
     bound: int = listening.getHost().port  # type: ignore
     return bound
+
+
+def _weak(tag: str) -> str:
+    """An entity tag without its weak marker (weak comparison, RFC 9110 §8.8.3.2)."""
+    return tag[2:] if tag.startswith("W/") else tag
 
 
 def _redirect_target(kind: str, url: str, options: dict[str, object]) -> str:
