@@ -55,6 +55,7 @@ from bench.common import median, write_section  # noqa: E402
 from bench.quality import corpus_files  # noqa: E402
 from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
 from crawlproject.evaluation.statistics import mean_and_stderr, paired_one_tailed  # noqa: E402
+from crawlproject.refresh.workload import headings as headings_of  # noqa: E402
 from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 from crawlproject.search.engine import IndexHome, QueryError, SearchEngine, parse_weights  # noqa: E402
@@ -63,8 +64,6 @@ from crawlproject.text import TermAnalyzer  # noqa: E402
 CATCH_ALLS = {"other", "others", "misc", "miscellaneous", "unknown", "unlabelled", "unlabeled"}
 VARIANTS = ("tf", "tfidf")
 WEIGHTS = {"votes only": "votes:1", "text+title only": "text:1,title:1", "all (default)": "votes:1,text:1,title:1"}
-HEADING = re.compile(r"<(title|h[1-3])\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
-TAG = re.compile(r"<[^>]+>")
 WORD = re.compile(r"[a-z][a-z0-9'+#-]*[a-z0-9+#]|[a-z]")
 
 
@@ -100,7 +99,7 @@ def headings(warc: Path, wanted: set[str]) -> dict[str, list[str]]:
             if url not in wanted or url in found or record.http_headers.get_statuscode() != "200":
                 continue
             body = record.content_stream().read(200_000).decode("utf-8", "replace")
-            found[url] = [TAG.sub(" ", match.group(2)) for match in HEADING.finditer(body)]
+            found[url] = headings_of(body)
     return found
 
 

@@ -1,0 +1,171 @@
+"""Refresh policies: which B pages of the repository to fetch again now.
+
+Every policy ranks the repository's pages by a priority and refreshes the B
+highest (ties: the page refreshed longest ago first). What they know of a
+page is what its past refreshes saw (:class:`PageState`), never the live web.
+
+* ``uniform`` — round robin: the page refreshed longest ago;
+* ``staleness`` (SBR) — keep as few pages stale as possible: change rates
+  λ(p) from the refreshes (crawlproject.refresh.estimate; a change = more
+  than τ of the shingles), refresh frequencies f(p) that maximise the
+  time-averaged freshness Σ F(λ, f), F = (f/λ)(1 − e^{−λ/f}), under the budget
+  (Cho & Garcia-Molina's optimum: ∂F/∂f equal for every refreshed page, so
+  pages that change much faster than the budget allows are left alone);
+  priority = how overdue a page is, (t − LR)·f;
+* ``embarrassment`` (EBR) — d(p) = the fraction of p's observed updates that
+  changed ≥ τ of its shingles, times how often p is shown in results, times
+  the chance it changed since its last refresh, 1 − e^{−λ(t − LR)};
+* ``user-centric`` (SPEC §5) — δQ(p) = the mean over p's past refreshes of
+  ΔQ / (t − LR) (crawlproject.refresh.quality.GainMeter); priority
+  P(p, t) = δQ(p) · (t − LR).
+A page that has no refresh to learn from yet gets the repository's mean of
+what is learnt (λ, d, δQ) — or, before anything is learnt, the same for all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from crawlproject.refresh.estimate import ChangeHistory, estimate_rate
+
+DEFAULT_TAU = 0.1
+
+
+@dataclass
+class PageState:
+    """What the refreshes of one page observed."""
+
+    last_refresh: float  #: LR(p)
+    history: ChangeHistory = field(default_factory=ChangeHistory)  #: intervals, and whether each saw a change > τ
+    updates: int = 0  #: refreshes that found the page changed at all
+    big_updates: int = 0  #: … by ≥ τ of its shingles
+    gains: list[float] = field(default_factory=list)  #: ΔQ / (t − LR) at each refresh
+    exposure: float = 0.0  #: how often the page is shown in results (Σ f_q · I(rank)), for EBR
+
+    def observe(self, now: float, fraction: float, tau: float, gain: float = 0.0) -> None:
+        """Record a refresh at *now* that found *fraction* of the shingles changed."""
+        interval = now - self.last_refresh
+        self.history.add(interval, fraction > tau)
+        if fraction > 0:
+            self.updates += 1
+            self.big_updates += fraction >= tau
+        if interval > 0:
+            self.gains.append(gain / interval)
+        self.last_refresh = now
+
+
+class RefreshPolicy:
+    name: ClassVar[str] = ""
+
+    def __init__(self, tau: float = DEFAULT_TAU):
+        if not 0 <= tau < 1:
+            raise ValueError(f"τ must be in [0, 1), got {tau}")
+        self.tau = tau
+
+    def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
+        """One priority per page (higher: refresh sooner); *rate* = refreshes per unit of time."""
+        raise NotImplementedError
+
+    def choose(self, pages: list[PageState], now: float, budget: int, period: float = 1.0) -> list[int]:
+        """Indices of the *budget* pages to refresh at *now* (*budget* per *period*)."""
+        if budget <= 0 or not pages:
+            return []
+        priority = self.priorities(pages, now, budget / period)
+        waited = np.array([now - page.last_refresh for page in pages])
+        order = np.lexsort((np.arange(len(pages)), -waited, -priority))  # last key sorts first
+        return [int(i) for i in order[:budget]]
+
+
+class UniformPolicy(RefreshPolicy):
+    name = "uniform"
+
+    def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
+        return np.array([now - page.last_refresh for page in pages])
+
+
+def _with_prior(values: list[float | None], default: float) -> np.ndarray:
+    known = [v for v in values if v is not None]
+    prior = float(np.mean(known)) if known else default
+    return np.array([prior if v is None else v for v in values], dtype=float)
+
+
+def change_rates(pages: list[PageState]) -> np.ndarray:
+    """λ̂ per page (the mean of the others' before a page has an interval)."""
+    return _with_prior([estimate_rate(page.history) for page in pages], 1.0)
+
+
+def optimal_frequencies(rates: np.ndarray, budget_rate: float) -> np.ndarray:
+    """Refresh frequencies maximising Σ F(λ, f) with Σ f = *budget_rate*.
+
+    With x = λ/f, ∂F/∂f = g(x)/λ, g(x) = 1 − (1 + x)e^{−x} (increasing from 0
+    to 1): every refreshed page has g(x) = μλ; pages with μλ ≥ 1 get f = 0.
+    μ is found by bisection so that the frequencies spend the budget.
+    """
+    rates = np.maximum(rates, 1e-12)
+
+    def frequencies(mu: float) -> np.ndarray:
+        target = mu * rates
+        low, high = np.full_like(rates, 1e-9), np.full_like(rates, 60.0)
+        for _ in range(60):  # solve g(x) = target for x, every page at once
+            middle = (low + high) / 2
+            below = 1 - (1 + middle) * np.exp(-middle) < target
+            low, high = np.where(below, middle, low), np.where(below, high, middle)
+        return np.where(target < 1, rates / ((low + high) / 2), 0.0)
+
+    low, high = 0.0, float(1 / rates.min())
+    for _ in range(80):
+        middle = (low + high) / 2
+        if frequencies(middle).sum() > budget_rate:
+            low = middle
+        else:
+            high = middle
+    return frequencies(high)
+
+
+class StalenessPolicy(RefreshPolicy):
+    name = "staleness"
+
+    def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
+        frequency = optimal_frequencies(change_rates(pages), rate)
+        return np.asarray(np.array([now - page.last_refresh for page in pages]) * frequency)
+
+
+class EmbarrassmentPolicy(RefreshPolicy):
+    name = "embarrassment"
+
+    def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
+        rates = change_rates(pages)
+        share = _with_prior([page.big_updates / page.updates if page.updates else None for page in pages], 1.0)
+        changed = 1 - np.exp(-rates * np.array([now - page.last_refresh for page in pages]))
+        return np.asarray(np.array([page.exposure for page in pages]) * share * changed)
+
+
+class UserCentricPolicy(RefreshPolicy):
+    name = "user-centric"
+
+    def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
+        gain_rate = _with_prior([float(np.mean(page.gains)) if page.gains else None for page in pages], 1.0)
+        return np.asarray(gain_rate * np.array([now - page.last_refresh for page in pages]))
+
+
+POLICIES: dict[str, type[RefreshPolicy]] = {
+    policy.name: policy for policy in (UniformPolicy, StalenessPolicy, EmbarrassmentPolicy, UserCentricPolicy)
+}
+
+
+def policy_named(name: str, tau: float = DEFAULT_TAU) -> RefreshPolicy:
+    try:
+        return POLICIES[name](tau)
+    except KeyError:
+        raise ValueError(f"unknown refresh policy {name!r}; choose one of {', '.join(POLICIES)}") from None
+
+
+def freshness(rate: float, frequency: float) -> float:
+    """F(λ, f): the time-averaged chance a page refreshed every 1/f is fresh."""
+    if frequency <= 0:
+        return 0.0
+    return frequency / rate * (1 - math.exp(-rate / frequency)) if rate > 0 else 1.0

@@ -1,0 +1,114 @@
+"""A query workload: queries with how often users send them.
+
+File format (a real query log boiled down): one ``query<TAB>frequency`` per
+line, ``#`` comments and blank lines skipped; the frequency is a positive
+number (a count or a share).
+
+No public query log may be used here, so :func:`generate_workload` derives
+one from a corpus's own text, seeded: the candidate queries are the index
+terms of the pages' titles and h1–h3 headings (single-term queries) and
+their phrases of 2–3 consecutive content words (multi-term queries); a
+candidate seen in more pages is likelier to be drawn (people ask about what
+many pages are about); the drawn queries, shuffled, get Zipf frequencies
+f(rank) ∝ rank^(−s), as query logs show.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from crawlproject.text import TermAnalyzer
+
+_HEADING = re.compile(r"<(title|h[1-3])\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+class WorkloadError(ValueError):
+    """A workload file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    frequency: float
+
+
+def read_workload(path: str | Path) -> list[Query]:
+    queries = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise WorkloadError(f"no such workload file: {path}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        text, tab, frequency = line.rpartition("\t")
+        try:
+            value = float(frequency)
+        except ValueError:
+            value = -1.0
+        if not tab or not text.strip() or not value > 0:
+            raise WorkloadError(f"line {number} of {path}: expected query<TAB>frequency (> 0), got {line!r}")
+        queries.append(Query(text.strip(), value))
+    if not queries:
+        raise WorkloadError(f"{path} holds no query")
+    return queries
+
+
+def write_workload(queries: Iterable[Query], path: str | Path) -> None:
+    Path(path).write_text("".join(f"{q.text}\t{q.frequency:g}\n" for q in queries), encoding="utf-8")
+
+
+def headings(html: str) -> list[str]:
+    """The texts of a page's title and h1–h3 headings."""
+    return [" ".join(_TAG.sub(" ", match.group(2)).split()) for match in _HEADING.finditer(html)]
+
+
+def generate_workload(
+    pages_html: Iterable[str],
+    analyzer: TermAnalyzer,
+    size: int = 500,
+    single_term_share: float = 0.6,
+    zipf_s: float = 1.0,
+    seed: int = 0,
+) -> list[Query]:
+    """*size* queries (about *single_term_share* of one term) with Zipf
+    frequencies (total 1,000,000, so they read as counts)."""
+    single: Counter[str] = Counter()
+    phrases: Counter[str] = Counter()
+    for html in pages_html:
+        seen_single: set[str] = set()
+        seen_phrases: set[str] = set()
+        for text in headings(html):
+            words = [word for word in re.findall(r"\w+", text.lower()) if analyzer.terms(word)]
+            seen_single.update(words)
+            for width in (2, 3):
+                seen_phrases.update(" ".join(words[i : i + width]) for i in range(len(words) - width + 1))
+        single.update(seen_single)
+        phrases.update(seen_phrases)
+    rng = random.Random(seed)
+    chosen = _draw(single, round(size * single_term_share), rng) + _draw(phrases, size - round(size * single_term_share), rng)
+    if not chosen:
+        raise WorkloadError("the pages have no title or heading words to draw queries from")
+    rng.shuffle(chosen)
+    weights = [1.0 / (rank**zipf_s) for rank in range(1, len(chosen) + 1)]
+    scale = 1_000_000 / sum(weights)
+    return [Query(text, round(weight * scale, 3)) for text, weight in zip(chosen, weights, strict=True)]
+
+
+def _draw(candidates: Counter[str], count: int, rng: random.Random) -> list[str]:
+    """*count* distinct candidates, each drawn with probability ∝ the pages it is in."""
+    pool = list(candidates.items())
+    chosen: list[str] = []
+    if not pool or count <= 0:
+        return chosen
+    keys = sorted(((rng.random() ** (1.0 / pages), text) for text, pages in pool), reverse=True)  # weighted, no repeats
+    return [text for _, text in keys[:count]]

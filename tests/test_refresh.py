@@ -1,0 +1,240 @@
+"""Refresh scheduling (issue 14 §2–3): the change-rate estimator on synthetic
+Poisson changes, the score→rank map and ΔQ on a hand-made index, Q(W_L),
+each policy's choice on a five-page toy, and the workload format."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crawlproject.refresh.changes import Change, changed_fraction, shingles
+from crawlproject.refresh.estimate import ChangeHistory, estimate_rate
+from crawlproject.refresh.policies import (
+    EmbarrassmentPolicy,
+    PageState,
+    StalenessPolicy,
+    UniformPolicy,
+    UserCentricPolicy,
+    freshness,
+    optimal_frequencies,
+    policy_named,
+)
+from crawlproject.refresh.quality import GainMeter, QualityMeter, ScoreRankMap, VersionIndex
+from crawlproject.refresh.workload import (
+    Query,
+    WorkloadError,
+    generate_workload,
+    read_workload,
+    write_workload,
+)
+from crawlproject.text import TermAnalyzer
+
+# -- λ from incomplete change histories ---------------------------------------------------------
+
+
+def poisson_history(rate: float, intervals: list[float], rng: random.Random) -> ChangeHistory:
+    """What visits at *intervals* see of a page changing as a Poisson process."""
+    history = ChangeHistory()
+    for interval in intervals:
+        history.add(interval, rng.random() < 1 - math.exp(-rate * interval))
+    return history
+
+
+@pytest.mark.parametrize("regular", [True, False])
+def test_the_rate_is_recovered_within_ten_percent_over_a_thousand_pages(regular: bool) -> None:
+    rng = random.Random(4)
+    for rate in (0.1, 0.5, 1.5):  # changes per week; visits about weekly
+        estimates = []
+        for _ in range(1000):
+            intervals = [1.0] * 52 if regular else [rng.uniform(0.3, 1.7) for _ in range(52)]
+            estimate = estimate_rate(poisson_history(rate, intervals, rng))
+            assert estimate is not None
+            estimates.append(estimate)
+        assert abs(np.mean(estimates) / rate - 1) < 0.10, (rate, np.mean(estimates))
+    # Counting changes instead would miss the ones a visit cannot see: at λ = 1.5 per visit, ~40 % low.
+    naive = [sum(poisson_history(1.5, [1.0] * 52, rng).changed) / 52 for _ in range(200)]
+    assert np.mean(naive) < 0.7 * 1.5
+
+
+def test_the_estimator_at_its_edges() -> None:
+    assert estimate_rate(ChangeHistory()) is None
+    never = estimate_rate(ChangeHistory([1.0] * 10, [False] * 10))
+    always = estimate_rate(ChangeHistory([1.0] * 10, [True] * 10))
+    assert never is not None and always is not None
+    assert never == pytest.approx(-math.log(10.5 / 10.5) or 0.0) and always == pytest.approx(-math.log(0.5 / 10.5))
+    history = ChangeHistory()
+    history.add(0.0, True)  # a zero interval teaches nothing
+    assert len(history) == 0
+
+
+# -- what changed -------------------------------------------------------------------------------
+
+
+def test_changes_between_versions() -> None:
+    analyzer = TermAnalyzer()
+    old = "the quick brown fox jumps over the lazy dog today"
+    assert changed_fraction(shingles(old), shingles(old)) == 0.0
+    change = Change.between(old, old.replace("today", "tomorrow morning"), analyzer)
+    # 6 shingles before, 7 after, 5 shared: 1 − 5/8.
+    assert change.fraction == pytest.approx(1 - 5 / 8)
+    assert change.added == {"tomorrow", "morn"} and change.removed == {"todai"}
+    assert Change.between(old, None, analyzer).fraction == 1.0  # deleted
+    assert Change.between(None, None, analyzer).fraction == 0.0
+
+
+# -- F_q and ΔQ on a hand-made index ------------------------------------------------------------
+
+
+def test_the_score_rank_map_fits_three_power_laws() -> None:
+    # 1,000 scores: rank r has score r^-0.5 for r < 10, then 3·r^-1 (continuous at 9), then 30·r^-1.5 to the end.
+    ranks = np.arange(1, 1001, dtype=float)
+    scores = np.where(ranks < 10, ranks**-0.5, np.where(ranks < 100, (1 / 3) * 9 ** 0.5 * 3 / ranks, 0))
+    scores = np.where(ranks >= 100, scores[98] * (99 / ranks) ** 1.5, scores)
+    fitted = ScoreRankMap.fit(scores)
+    assert len(fitted.pieces) == 3 and fitted.pages == 1000
+    for rank in (1, 5, 30, 70, 200, 800):
+        assert fitted(float(scores[rank - 1])) == pytest.approx(rank, rel=0.15), rank
+    assert fitted(0.0) == math.inf
+    assert fitted(10.0) == 1.0  # above every score: rank 1
+    assert fitted(1e-9) == 1001.0  # below every score: after the last
+
+
+def test_gain_of_a_refresh_by_hand() -> None:
+    analyzer = TermAnalyzer(stem=False)
+    texts = ["apple", "apple apple banana", "banana cherry", "cherry", "apple cherry"]
+    index = VersionIndex(texts, analyzer)
+    workload = [Query("apple", 10.0), Query("cherry", 2.0), Query("apple cherry", 5.0)]
+    gains = GainMeter(index, workload)
+    column = index.vectorizer.vocabulary_
+    assert set(gains.frequency) == {column["apple"], column["cherry"]}  # single-term queries only
+    gains.fit([0, 1, 2])  # the repository holds versions 0, 1, 2
+    # Refreshing from version 3 ("cherry") to version 0 ("apple"): apple goes from 0 to 1.0,
+    # cherry from 1.0 to 0. Apple's map: repository scores for apple are 1.0 (v0) and s1 (v1).
+    s1 = index.matrix[1, column["apple"]]
+    apple_rank = gains.maps[column["apple"]](1.0)
+    cherry_rank = gains.maps[column["cherry"]](1.0)
+    assert apple_rank == pytest.approx(1.0) and cherry_rank == pytest.approx(1.0)
+    expected = 10.0 * (1.0 - 0.0) * (1.0 - 0.0) + 2.0 * (0.0 - 1.0) * (0.0 - 1.0)
+    assert gains.gain(3, 0) == pytest.approx(expected)
+    assert gains.gain(0, 0) == 0.0  # no change, no gain
+    assert 0 < s1 < 1
+
+
+def test_quality_is_one_when_the_repository_ranks_as_the_web_and_drops_when_stale() -> None:
+    analyzer = TermAnalyzer(stem=False)
+    texts = ["apple pie", "banana bread", "cherry tart", "banana split"]
+    index = VersionIndex(texts, analyzer)
+    meter = QualityMeter(index, [Query("apple", 3.0), Query("banana", 1.0)])
+    live = [0, 1, 3]  # pages a, b, c live as versions 0, 1, 3
+    assert meter.quality(live, live) == pytest.approx(1.0)
+    # Page c's copy is stale ("cherry tart"): banana's answer loses a page of score S(c, banana).
+    stale = meter.quality([0, 1, 2], live)
+    banana = meter.scores(live)[:, 1]
+    assert banana[2] > 0
+    best = 3.0 * meter.scores(live)[0, 0] + 1.0 * (banana[1] + banana[2] * 2**-1.5)
+    assert stale == pytest.approx((best - banana[2] * 2**-1.5) / best)
+    assert meter.quality([0, index.absent, 3], live) < 1.0  # a page missing from the repository
+
+
+# -- the policies on a five-page toy ------------------------------------------------------------
+
+
+def toy() -> list[PageState]:
+    """Five pages last refreshed at weeks 0, 2, 1, 3, 0, with what refreshes saw."""
+    pages = [PageState(last_refresh=lr) for lr in (0.0, 2.0, 1.0, 3.0, 0.0)]
+    pages[1].history = ChangeHistory([1.0] * 4, [True] * 4)  # changes every week
+    pages[2].history = ChangeHistory([1.0] * 4, [False] * 4)  # never changed
+    pages[3].history = ChangeHistory([1.0] * 4, [True, False, True, False])
+    for page, gains in zip(pages, ([], [0.1, 0.1], [0.0], [2.0, 4.0], []), strict=True):
+        page.gains = gains
+    for page, (updates, big, exposure) in zip(pages, [(0, 0, 1.0), (4, 1, 5.0), (0, 0, 9.0), (2, 2, 2.0), (0, 0, 0.5)],
+                                             strict=True):
+        page.updates, page.big_updates, page.exposure = updates, big, exposure
+    return pages
+
+
+def test_uniform_refreshes_the_longest_waiting_pages() -> None:
+    # At week 4 the pages have waited 4, 2, 3, 1, 4 weeks: pages 0 and 4 (tie: lower index first), then 2.
+    assert UniformPolicy().choose(toy(), 4.0, 3) == [0, 4, 2]
+
+
+def test_user_centric_priority_by_hand() -> None:
+    # δQ: page 0 and 4 unknown → mean of known (0.1, 0.0, 3.0) = 1.0333; P = δQ·(4 − LR):
+    # 0: 1.033·4 = 4.13, 1: 0.1·2 = 0.2, 2: 0·3 = 0, 3: 3.0·1 = 3.0, 4: 4.13.
+    assert UserCentricPolicy().choose(toy(), 4.0, 3) == [0, 4, 3]
+
+
+def test_embarrassment_priority_by_hand() -> None:
+    pages = toy()
+    rates = [estimate_rate(page.history) for page in pages]
+    prior = np.mean([r for r in rates if r is not None])
+    share_prior = np.mean([1 / 4, 1.0])  # pages 1 and 3 saw updates: d = 1/4 and 2/2
+    waited = [4, 2, 3, 1, 4]
+    exposure = [1.0, 5.0, 9.0, 2.0, 0.5]
+    share = [share_prior, 0.25, share_prior, 1.0, share_prior]
+    lam = [prior, rates[1], rates[2], rates[3], prior]
+    expected = [exposure[i] * share[i] * (1 - math.exp(-lam[i] * waited[i])) for i in range(5)]
+    assert expected[2] == 0.0  # the most-shown page never changed: λ̂ = 0, nothing to be embarrassed by
+    assert expected.index(max(expected)) == 1  # shown often, changes every week
+    order = sorted(range(5), key=lambda i: -expected[i])
+    assert EmbarrassmentPolicy().choose(pages, 4.0, 2) == order[:2]
+
+
+def test_staleness_optimum_leaves_pages_that_change_too_fast() -> None:
+    rates = np.array([0.1, 0.1, 0.5, 5.0, 50.0])
+    frequencies = optimal_frequencies(rates, 1.0)
+    assert frequencies.sum() == pytest.approx(1.0)
+    assert frequencies[0] == pytest.approx(frequencies[1])
+    assert frequencies[3] == frequencies[4] == 0.0  # changing 5× or 50× a week: a weekly budget of 1 cannot keep up
+    # The optimum's condition: equal marginal freshness ∂F/∂f for every refreshed page.
+    step = 1e-6
+    marginal = [(freshness(r, f + step) - freshness(r, f)) / step for r, f in zip(rates[:3], frequencies[:3], strict=True)]
+    assert marginal[0] == pytest.approx(marginal[2], rel=1e-3)
+    # On the toy: page 1 changes every week (λ̂ = ln 9 ≈ 2.2) and gets nothing at 1 refresh a week;
+    # the others are due in proportion to their frequency × waiting time.
+    chosen = StalenessPolicy().choose(toy(), 4.0, 1)
+    assert chosen != [1]
+
+
+def test_policies_by_name_and_bad_settings() -> None:
+    assert isinstance(policy_named("user-centric"), UserCentricPolicy)
+    with pytest.raises(ValueError, match="unknown refresh policy 'fresh'; choose one of uniform, staleness"):
+        policy_named("fresh")
+    with pytest.raises(ValueError, match="τ must be in"):
+        UniformPolicy(tau=1.5)
+    assert UniformPolicy().choose(toy(), 4.0, 0) == []
+
+
+# -- workloads ----------------------------------------------------------------------------------
+
+
+def test_workload_file_round_trip_and_errors(tmp_path: Path) -> None:
+    path = tmp_path / "workload.tsv"
+    write_workload([Query("array map", 12.0), Query("strlen", 3.5)], path)
+    assert read_workload(path) == [Query("array map", 12.0), Query("strlen", 3.5)]
+    bad = tmp_path / "bad.tsv"
+    for text, message in (("array map\n", "expected query<TAB>frequency"), ("strlen\t-1\n", "(> 0)"),
+                          ("# nothing\n", "holds no query")):
+        bad.write_text(text)
+        with pytest.raises(WorkloadError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            read_workload(bad)
+    with pytest.raises(WorkloadError, match="no such workload file"):
+        read_workload(tmp_path / "missing.tsv")
+
+
+def test_generated_workload_is_seeded_zipf_and_mixes_query_lengths() -> None:
+    pages = [f"<title>Array function {i}</title><h1>array_map callback {i % 7}</h1><h2>Sorting arrays</h2>"
+             for i in range(50)] + ["<title>String length</title><h1>strlen</h1>"] * 5
+    analyzer = TermAnalyzer()
+    first = generate_workload(pages, analyzer, size=20, seed=3)
+    assert first == generate_workload(pages, analyzer, size=20, seed=3)
+    assert first != generate_workload(pages, analyzer, size=20, seed=4)
+    frequencies = [q.frequency for q in first]
+    assert frequencies == sorted(frequencies, reverse=True)
+    assert frequencies[0] / frequencies[1] == pytest.approx(2.0, rel=0.01)  # Zipf, s = 1
+    lengths = {len(q.text.split()) for q in first}
+    assert 1 in lengths and max(lengths) >= 2
