@@ -163,23 +163,34 @@ def test_uniform_refreshes_the_longest_waiting_pages() -> None:
 
 
 def test_user_centric_priority_by_hand() -> None:
-    # δQ: page 0 and 4 unknown → mean of known (0.1, 0.0, 3.0) = 1.0333; P = δQ·(4 − LR):
-    # 0: 1.033·4 = 4.13, 1: 0.1·2 = 0.2, 2: 0·3 = 0, 3: 3.0·1 = 3.0, 4: 4.13.
-    assert UserCentricPolicy().choose(toy(), 4.0, 3) == [0, 4, 3]
+    # Own mean δQ: page 1 0.1 (2 refreshes), page 2 0.0 (1), page 3 3.0 (2); their mean m = 1.0333.
+    # Shrunk, (n·own + m)/(n + 1): 0.4111, 0.5167, 2.3444; pages 0 and 4 unknown → m.
+    # P = δQ·(4 − LR): 0: 4.133, 1: 0.822, 2: 1.55, 3: 2.344, 4: 4.133.
+    assert UserCentricPolicy().choose(toy(), 4.0, 4) == [0, 4, 3, 2]
+
+
+def test_one_unchanged_visit_does_not_starve_a_page() -> None:
+    pages = [PageState(last_refresh=3.0) for _ in range(3)]
+    pages[0].history = ChangeHistory([1.0], [False])  # seen once, unchanged: λ̂ = 0 on its own
+    pages[0].gains = [0.0]
+    pages[1].history = ChangeHistory([1.0] * 3, [True] * 3)
+    pages[1].gains = [1.0, 1.0, 1.0]
+    for policy in (StalenessPolicy(), UserCentricPolicy()):
+        priority = policy.priorities(pages, 10.0, 1.0)
+        assert priority[0] >= 0.1 * priority.max(), (policy.name, priority)  # the raw estimates gave it ~0
 
 
 def test_embarrassment_priority_by_hand() -> None:
     pages = toy()
     rates = [estimate_rate(page.history) for page in pages]
     prior = np.mean([r for r in rates if r is not None])
-    share_prior = np.mean([1 / 4, 1.0])  # pages 1 and 3 saw updates: d = 1/4 and 2/2
+    share_prior = np.mean([1 / 4, 1.0])  # pages 1 and 3 saw updates: d = 1/4 (of 4) and 2/2
     waited = [4, 2, 3, 1, 4]
     exposure = [1.0, 5.0, 9.0, 2.0, 0.5]
-    share = [share_prior, 0.25, share_prior, 1.0, share_prior]
-    lam = [prior, rates[1], rates[2], rates[3], prior]
+    share = [share_prior, (4 * 0.25 + share_prior) / 5, share_prior, (2 * 1.0 + share_prior) / 3, share_prior]
+    lam = [prior, *((4 * rates[i] + prior) / 5 for i in (1, 2, 3)), prior]  # 4 intervals each, shrunk
     expected = [exposure[i] * share[i] * (1 - math.exp(-lam[i] * waited[i])) for i in range(5)]
-    assert expected[2] == 0.0  # the most-shown page never changed: λ̂ = 0, nothing to be embarrassed by
-    assert expected.index(max(expected)) == 1  # shown often, changes every week
+    assert rates[2] == 0.0 and expected[2] > 0  # never seen changing, yet shrunk toward the others: not never
     order = sorted(range(5), key=lambda i: -expected[i])
     assert EmbarrassmentPolicy().choose(pages, 4.0, 2) == order[:2]
 

@@ -18,8 +18,12 @@ page is what its past refreshes saw (:class:`PageState`), never the live web.
 * ``user-centric`` (SPEC §5) — δQ(p) = the mean over p's past refreshes of
   ΔQ / (t − LR) (crawlproject.refresh.quality.GainMeter); priority
   P(p, t) = δQ(p) · (t − LR).
-A page that has no refresh to learn from yet gets the repository's mean of
-what is learnt (λ, d, δQ) — or, before anything is learnt, the same for all.
+What a page's own refreshes taught (λ, d, δQ) is shrunk toward the
+repository's mean by one pseudo-observation: (n·own + mean) / (n + 1). A
+page with no refresh yet gets the mean (before anything is learnt, the same
+for all), and one visit that found no change does not mark a page as never
+changing — with the raw estimate (λ̂ = 0, δQ = 0) such a page would never
+be refreshed again, and most pages do not change in any given week.
 """
 
 from __future__ import annotations
@@ -87,15 +91,17 @@ class UniformPolicy(RefreshPolicy):
         return np.array([now - page.last_refresh for page in pages])
 
 
-def _with_prior(values: list[float | None], default: float) -> np.ndarray:
+def _shrunk(values: list[float | None], observations: list[int], default: float) -> np.ndarray:
+    """(n·value + mean) / (n + 1) per page, the mean over pages with a value."""
     known = [v for v in values if v is not None]
     prior = float(np.mean(known)) if known else default
-    return np.array([prior if v is None else v for v in values], dtype=float)
+    return np.array([prior if v is None else (n * v + prior) / (n + 1) for v, n in zip(values, observations, strict=True)],
+                    dtype=float)
 
 
 def change_rates(pages: list[PageState]) -> np.ndarray:
-    """λ̂ per page (the mean of the others' before a page has an interval)."""
-    return _with_prior([estimate_rate(page.history) for page in pages], 1.0)
+    """λ per page: its own λ̂ shrunk toward the repository's mean."""
+    return _shrunk([estimate_rate(page.history) for page in pages], [len(page.history) for page in pages], 1.0)
 
 
 def optimal_frequencies(rates: np.ndarray, budget_rate: float) -> np.ndarray:
@@ -139,7 +145,8 @@ class EmbarrassmentPolicy(RefreshPolicy):
 
     def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
         rates = change_rates(pages)
-        share = _with_prior([page.big_updates / page.updates if page.updates else None for page in pages], 1.0)
+        share = _shrunk([page.big_updates / page.updates if page.updates else None for page in pages],
+                        [page.updates for page in pages], 1.0)
         changed = 1 - np.exp(-rates * np.array([now - page.last_refresh for page in pages]))
         return np.asarray(np.array([page.exposure for page in pages]) * share * changed)
 
@@ -148,7 +155,8 @@ class UserCentricPolicy(RefreshPolicy):
     name = "user-centric"
 
     def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
-        gain_rate = _with_prior([float(np.mean(page.gains)) if page.gains else None for page in pages], 1.0)
+        gain_rate = _shrunk([float(np.mean(page.gains)) if page.gains else None for page in pages],
+                            [len(page.gains) for page in pages], 1.0)
         return np.asarray(gain_rate * np.array([now - page.last_refresh for page in pages]))
 
 
