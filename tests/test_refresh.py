@@ -249,3 +249,17 @@ def test_generated_workload_is_seeded_zipf_and_mixes_query_lengths() -> None:
     assert frequencies[0] / frequencies[1] == pytest.approx(2.0, rel=0.01)  # Zipf, s = 1
     lengths = {len(q.text.split()) for q in first}
     assert 1 in lengths and max(lengths) >= 2
+
+
+def test_the_generated_workload_is_the_same_in_every_process() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = ("from crawlproject.refresh.workload import generate_workload; from crawlproject.text import TermAnalyzer; "
+              "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in range(60)]; "
+              "print([q.text for q in generate_workload(pages, TermAnalyzer(), size=15, seed=3)])")
+    outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603
+                              env={"PYTHONHASHSEED": str(seed), "PATH": ""}, timeout=120).stdout for seed in (1, 2, 3)}
+    assert len(outputs) == 1, outputs

@@ -106,7 +106,7 @@ def generate_workload(
 
 def _draw(candidates: Counter[str], count: int, rng: random.Random) -> list[str]:
     """*count* distinct candidates, each drawn with probability ∝ the pages it is in."""
-    pool = list(candidates.items())
+    pool = sorted(candidates.items())  # not the sets' order: that changes with PYTHONHASHSEED
     chosen: list[str] = []
     if not pool or count <= 0:
         return chosen
