@@ -219,7 +219,9 @@ def initial_collection(community: Community, proxy: str, max_index: int) -> Path
     folder.mkdir(parents=True)
     (folder / "bookmarks.txt").write_text("".join(f"{url}\n" for url in community.bookmarks))
     scrapy(["crawl", "breadthfirst", "-a", f"seeds={folder / 'bookmarks.txt'}",
-            "-s", f"CLOSESPIDER_ITEMCOUNT={max_index}", "-s", f"FOCUS_INDEX_DIR={folder / 'index'}",
+            # MAX_INDEX pages for the collection (2xx), as the nights count them; dead links do not count.
+            "-s", f"FOCUS_OK_PAGECOUNT={max_index}", "-s", f"CLOSESPIDER_ITEMCOUNT={10 * max_index}",
+            "-s", f"FOCUS_INDEX_DIR={folder / 'index'}",
             "-s", f"FOCUS_OUTPUT_DIR={folder / 'crawl'}", *speed_settings(proxy)], folder / "log.txt")
     return folder / "index"
 

@@ -45,6 +45,7 @@ EXTENSIONS = {
     # CLOSESPIDER_PAGECOUNT counts pages, not our robots.txt fetches.
     "scrapy.extensions.closespider.CloseSpider": None,
     "crawlproject.extensions.closespider.CloseSpider": 0,
+    "crawlproject.extensions.closespider.OkPageBudget": 0,
 }
 
 # Scrapy's HTTP handler, which waits for a host's turn shared by all the

@@ -137,3 +137,16 @@ def test_best_n_first_fetches_batch_by_batch(webkb_replay: ReplayProcess, tmp_pa
         parent_order = order_of[record["parent_url"]]
         assert parent_order < batch_start, (record, parent_order, batch_start)
     assert "frontier/batches" in result.log
+
+
+def test_an_ok_page_budget_counts_pages_answered_2xx_not_dead_links(webkb_replay, tmp_path) -> None:
+    # From Cornell's department page most links are dead (the 1997 crawl did not keep them):
+    # a budget of 40 fetches would hold few pages; FOCUS_OK_PAGECOUNT=40 holds 40.
+    result = run_crawl("breadthfirst", tmp_path / "crawl", ["http://www.cs.cornell.edu/"], webkb_replay.proxy_url,
+                       settings={"FOCUS_OK_PAGECOUNT": 40})
+    assert result.returncode == 0, result.log[-2000:]
+    ok = [row for row in result.history if 200 <= row["status"] < 300]
+    assert 40 <= len(ok) <= 40 + 16  # requests in flight finish
+    assert len(result.history) > len(ok)  # dead links were fetched too, and did not count
+    assert json.loads((tmp_path / "crawl" / "summary.json").read_text())["finish_reason"] == "closespider_okpagecount"
+    assert "Progress: 4/40 pages (10%)" in result.log

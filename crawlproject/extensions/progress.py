@@ -88,7 +88,8 @@ class CrawlProgress:
             except LabelsError as exc:
                 raise SettingsError(f"FOCUS_LABELS: {exc}") from None
             _check_categories(relevant, labels, labels_path)
-        budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"))
+        budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"),
+                     settings.getint("FOCUS_OK_PAGECOUNT"))
         extension = cls(crawler, interval, labels, relevant, budget)
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
