@@ -104,6 +104,20 @@ class QualityMeter:
         return np.asarray((weights * np.take_along_axis(relevance, ranked, axis=0) * answered).sum(axis=0))
 
 
+def exposure(meter: QualityMeter, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+    """How often each page is shown in results: Σ_q f_q · I(rank of p in A(q)) (EBR's weight)."""
+    scores = meter.scores(version_ids)
+    depth = min(meter.top, scores.shape[0])
+    top = np.argsort(-scores, axis=0)[:depth]
+    weights = impression(np.arange(1, depth + 1, dtype=float))
+    seen = np.zeros(scores.shape[0])
+    for column in range(scores.shape[1]):
+        ranked = top[:, column]
+        matching = scores[ranked, column] > 0
+        seen[ranked[matching]] += meter.frequencies[column] * weights[matching]
+    return seen
+
+
 @dataclass
 class ScoreRankMap:
     """F_q: score → rank, piecewise linear in log–log space."""
@@ -173,7 +187,10 @@ class GainMeter:
             self.maps[int(column)] = ScoreRankMap.fit(values)
 
     def gain(self, old_version: int, new_version: int) -> float:
-        old, new = self.index.matrix[old_version], self.index.matrix[new_version]
+        return self.gain_rows(self.index.matrix[old_version], self.index.matrix[new_version])
+
+    def gain_rows(self, old: sparse.csr_matrix, new: sparse.csr_matrix) -> float:
+        """ΔQ between two TF-IDF rows (a version not in the index: ``index.vectorizer.transform``)."""
         old_scores = dict(zip(old.indices.tolist(), old.data.tolist(), strict=True))
         new_scores = dict(zip(new.indices.tolist(), new.data.tolist(), strict=True))
         total = 0.0

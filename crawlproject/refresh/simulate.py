@@ -34,7 +34,7 @@ from crawlproject.refresh.policies import (
     RefreshPolicy,
     UserCentricPolicy,
 )
-from crawlproject.refresh.quality import impression
+from crawlproject.refresh.quality import exposure
 from crawlproject.refresh.workload import headings
 from crawlproject.replay.archive import check_warc, parse_time
 from crawlproject.urls import canonicalize
@@ -198,14 +198,6 @@ class RefreshSimulation:
         return outcome
 
     def _expose(self, states: list[PageState], held: np.ndarray, repository: np.ndarray) -> None:
-        """EBR's weight: Σ_q f_q · I(rank of p in A(q, W_L)) over the workload."""
-        scores = self.meter.scores(repository[held])
-        depth = min(self.meter.top, scores.shape[0])
-        top = np.argsort(-scores, axis=0)[:depth]
-        seen = np.zeros(len(held))
-        for column in range(scores.shape[1]):
-            ranked = top[:, column]
-            matching = scores[ranked, column] > 0
-            seen[ranked[matching]] += self.meter.frequencies[column] * impression(np.arange(1, depth + 1))[matching]
-        for state, value in zip(states, seen, strict=True):
+        """EBR's weight, from the repository's copies."""
+        for state, value in zip(states, exposure(self.meter, repository[held]), strict=True):
             state.exposure = float(value)

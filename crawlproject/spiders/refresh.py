@@ -1,0 +1,221 @@
+"""``scrapy crawl refresh -a repository=CRAWL_DIR``: fetch again the pages of
+a finished crawl that a refresh policy picks (SPEC §5), with conditional GETs.
+
+    scrapy crawl refresh -a repository=crawls/bestfirst-… -a policy=user-centric \
+        -a workload=workload.tsv -a budget=200 [-a now=2021-03-01] [-a tau=0.1]
+
+``now`` (default: the clock) is the run's time and ``crawled_at`` (default:
+each page's fetched_at) the repository's, for a replay served as of a date.
+
+Per run: the policy (uniform, staleness, embarrassment, user-centric —
+crawlproject.refresh.policies) ranks the repository's pages by what earlier
+runs observed and the *budget* highest are requested with ``If-None-Match`` /
+``If-Modified-Since`` from the stored version. A 304 or an identical body is
+"unchanged"; a new body is stored as a new version beside the old (never over
+it) with what changed (shingles, terms added and removed); a 404/410 marks the
+page deleted. The state and one line per refresh stay in the repository's
+``refresh/`` folder (crawlproject.refresh.state), so runs scheduled by cron or
+Scrapyd each day or week carry on from each other. The run's own output
+folder holds its fetches as any crawl's does; with ``FOCUS_INDEX_DIR`` the new
+versions go into the search index.
+
+The user-centric policy measures ΔQ of each refresh (crawlproject.refresh.quality)
+with the workload's single-term queries, fitted to the repository's current
+versions; EBR weighs pages by how often the workload shows them. Both need
+``-a workload=FILE`` (query<TAB>frequency).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.http import HtmlResponse
+
+from crawlproject import meta as keys
+from crawlproject.config import SettingsError
+from crawlproject.page import Page
+from crawlproject.refresh.changes import Change
+from crawlproject.refresh.policies import (
+    DEFAULT_TAU,
+    EmbarrassmentPolicy,
+    UserCentricPolicy,
+    policy_named,
+)
+from crawlproject.refresh.state import DAY, RefreshState, RefreshStateError
+from crawlproject.refresh.workload import WorkloadError, read_workload
+from crawlproject.replay.archive import parse_time
+from crawlproject.spiders.base import FocusedSpider
+from crawlproject.strategies.breadth_first import BreadthFirstStrategy
+from crawlproject.text import TermAnalyzer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+    from crawlproject.refresh.quality import GainMeter, VersionIndex
+    from crawlproject.refresh.state import RefreshedPage
+
+logger = logging.getLogger(__name__)
+REFRESHED = "focus_refreshed"  #: request meta: the repository URL a request refreshes
+
+
+class RefreshSpider(FocusedSpider):
+    name = "refresh"
+    strategy_class = BreadthFirstStrategy
+    custom_settings = {"FOCUS_FRONTIER_ORDER": "fifo"}  # noqa: RUF012
+
+    def __init__(
+        self,
+        repository: str | None = None,
+        policy: str = "uniform",
+        budget: str | int = 100,
+        now: str | None = None,
+        tau: str | float = DEFAULT_TAU,
+        workload: str | None = None,
+        crawled_at: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(follow_links=False, **kwargs)
+        if not repository:
+            raise SettingsError("refresh needs -a repository=CRAWL_DIR (a finished crawl's output folder)")
+        try:
+            self.refresh = RefreshState(repository, parse_time(crawled_at) if crawled_at else None)
+            self.policy = policy_named(policy, float(tau))
+            self.budget = int(budget)
+            self.now = parse_time(now) / DAY if now else time.time() / DAY
+            self.workload = read_workload(workload) if workload else None
+        except (RefreshStateError, WorkloadError) as exc:
+            raise SettingsError(str(exc)) from None
+        except ValueError as exc:
+            raise SettingsError(f"refresh: {exc} (budget is a whole number ≥ 1, tau in [0, 1))") from None
+        if self.budget < 1:
+            raise SettingsError(f"refresh: budget must be at least 1, got {self.budget}")
+        if self.workload is None and isinstance(self.policy, UserCentricPolicy | EmbarrassmentPolicy):
+            raise SettingsError(f"the {self.policy.name} policy weighs pages by the users' queries: "
+                                "pass -a workload=FILE (query<TAB>frequency per line)")
+        self.analyzer = TermAnalyzer()
+        pages = self.refresh.live()
+        if not pages:
+            raise SettingsError(f"{repository}: no page left to refresh")
+        self.gains: GainMeter | None = None
+        self.index: VersionIndex | None = None
+        self._rows: dict[str, int] = {}
+        if self.workload is not None:
+            self._measure(pages)
+        chosen = [pages[i] for i in self.policy.choose([page.state for page in pages], self.now, self.budget)]
+        self.chosen = {page.url: page for page in chosen}
+        self.seed_urls = [page.url for page in chosen]
+        self.counts: Counter[str] = Counter()
+        self._log = (self.refresh.folder / "changes.jsonl")
+        self.refresh.folder.mkdir(parents=True, exist_ok=True)
+
+    def _measure(self, pages: list[RefreshedPage]) -> None:
+        """The repository's current versions indexed for ΔQ (user-centric) and exposure (EBR)."""
+        from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex, exposure
+
+        assert self.workload is not None
+        texts = [self._stored_text(page) for page in pages]
+        self.index = VersionIndex(texts, self.analyzer)
+        self._rows = {page.url: row for row, page in enumerate(pages)}
+        self.gains = GainMeter(self.index, self.workload)
+        self.gains.fit(range(len(pages)))
+        if isinstance(self.policy, EmbarrassmentPolicy):
+            for page, value in zip(pages, exposure(QualityMeter(self.index, self.workload), range(len(pages))),
+                                   strict=True):
+                page.state.exposure = float(value)
+
+    def _stored_text(self, page: RefreshedPage) -> str:
+        path = self.refresh.repository / page.file
+        try:
+            body = path.read_bytes()
+        except OSError:
+            return ""
+        return Page.from_response(HtmlResponse(url=page.url, body=body, headers={"Content-Type": "text/html"})).text
+
+    def _seed(self, url: str) -> Request:
+        page = self.chosen[url]
+        headers = {}
+        if page.etag:
+            headers["If-None-Match"] = page.etag
+        if page.last_modified:
+            headers["If-Modified-Since"] = page.last_modified
+        meta = {keys.SCORE: float("inf"), keys.SEED: True, REFRESHED: url, "handle_httpstatus_list": [304, 404, 410]}
+        return Request(url, headers=headers, callback=self.parse, errback=self.on_error, meta=meta, dont_filter=True)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        page = self.chosen[response.meta[REFRESHED]]
+        old_text = self._stored_text(page)
+        if response.status == 304:
+            outcome, change = "unchanged", Change(0.0, frozenset(), frozenset())
+        elif response.status in (404, 410):
+            outcome, change = "deleted", Change.between(old_text, None, self.analyzer)
+            page.deleted = True
+        elif 200 <= response.status < 300:
+            new_page = self._page_of(response)
+            stored = (self.refresh.repository / page.file)
+            same = stored.exists() and hashlib.sha1(stored.read_bytes()).digest() == hashlib.sha1(response.body).digest()  # noqa: S324
+            change = Change(0.0, frozenset(), frozenset()) if same else Change.between(old_text, new_page.text, self.analyzer)
+            outcome = "unchanged" if same else "changed"
+            gain = self._gain(page, new_page.text) if not same else 0.0
+            if not same:
+                page.version += 1
+                name = f"{Path(page.file).stem.split('.')[0]}.{page.version}.html"
+                (self.refresh.folder / "versions").mkdir(parents=True, exist_ok=True)
+                (self.refresh.folder / "versions" / name).write_bytes(response.body)
+                page.file = f"refresh/versions/{name}"
+            page.etag = _header(response, b"ETag") or page.etag
+            page.last_modified = _header(response, b"Last-Modified") or page.last_modified
+            page.state.observe(self.now, change.fraction, self.policy.tau, gain)
+            self._record(page, response.status, outcome, change)
+            yield from self._outputs(response, new_page)
+            return
+        else:
+            self._record(page, response.status, "error", None)
+            yield from super().parse(response)
+            return
+        page.state.observe(self.now, change.fraction, self.policy.tau)
+        self._record(page, response.status, outcome, change)
+        yield from super().parse(response)  # the fetch in the run's history (a 304 or 404 stores no page)
+
+    def _gain(self, page: RefreshedPage, new_text: str) -> float:
+        if self.gains is None or self.index is None or page.url not in self._rows:
+            return 0.0
+        new_row = self.index.vectorizer.transform([new_text])
+        return self.gains.gain_rows(self.index.matrix[self._rows[page.url]], new_row)
+
+    def on_error(self, failure: Failure) -> Iterator[Any]:
+        request = failure.request  # type: ignore[attr-defined]
+        url = request.meta.get(REFRESHED)
+        if url in self.chosen:
+            self._record(self.chosen[url], None, "error", None)  # no observation: a dead host says nothing of the page
+        yield from super().on_error(failure)
+
+    def _record(self, page: RefreshedPage, status: int | None, outcome: str, change: Change | None) -> None:
+        self.counts[outcome] += 1
+        line = {"url": page.url, "at": self.now * DAY, "status": status, "outcome": outcome, "version": page.version}
+        if change is not None:
+            line |= {"changed_fraction": round(change.fraction, 4), "terms_added": sorted(change.added)[:200],
+                     "terms_removed": sorted(change.removed)[:200]}
+        with self._log.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def closed(self, reason: str) -> None:
+        self.refresh.save()
+        logger.info("Refreshed %d of %d pages (%s policy): %d changed, %d unchanged, %d deleted, %d failed; "
+                    "state in %s", sum(self.counts.values()), len(self.refresh.pages), self.policy.name,
+                    self.counts["changed"], self.counts["unchanged"], self.counts["deleted"], self.counts["error"],
+                    self.refresh.path)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None

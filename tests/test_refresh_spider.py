@@ -1,0 +1,144 @@
+"""Refresh crawling for real (issue 14 §2): a repository crawled at week 0 of
+the PHP manual's history, refreshed a year later through the replay with
+conditional GETs — what it finds is checked against versions.tsv."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawlproject.replay.archive import parse_time
+from crawlproject.replay.process import ReplayProcess
+from tests.conftest import run_crawl
+from tests.test_replay_time import EVOLVING, START, WARC
+
+LATER = "2021-10-18T00:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def replay() -> Iterator[ReplayProcess]:
+    with ReplayProcess(str(WARC), as_of=START) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def truth() -> dict[str, list[dict[str, str]]]:
+    by_url: dict[str, list[dict[str, str]]] = defaultdict(list)
+    with (EVOLVING / "versions.tsv").open(encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            by_url[row["url"]].append(row)
+    return by_url
+
+
+def live_version(rows: list[dict[str, str]], at: str) -> dict[str, str] | None:
+    """The version live at *at*, None when the page is gone (or not yet there)."""
+    moment = parse_time(at)
+    live = [row for row in rows if parse_time(row["live_from"]) <= moment]
+    if not live or (live[-1]["live_until"] and parse_time(live[-1]["live_until"]) <= moment):
+        return None
+    return live[-1]
+
+
+@pytest.fixture(scope="module")
+def repository(replay: ReplayProcess, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("repository") / "crawl"
+    replay.clock(START)
+    crawl = run_crawl("breadthfirst", folder, ["http://www.php.net/manual/en/index.php"], replay.proxy_url,
+                      settings={"FOCUS_OK_PAGECOUNT": 120})
+    assert crawl.returncode == 0, crawl.log[-2000:]
+    return folder
+
+
+def refresh(replay: ReplayProcess, repository: Path, folder: Path, *arguments: str) -> Any:
+    extra = ["-a", f"repository={repository}", "-a", f"crawled_at={START}"]
+    for argument in arguments:
+        extra += ["-a", argument]
+    return run_crawl("refresh", folder, "", replay.proxy_url, extra_args=extra)
+
+
+def test_a_year_later_the_refresh_finds_what_changed(replay: ReplayProcess, repository: Path, truth: Any,
+                                                     tmp_path: Path) -> None:
+    replay.clock(LATER)
+    run = refresh(replay, repository, tmp_path / "run1", "policy=uniform", "budget=500", f"now={LATER}")
+    assert run.returncode == 0, run.log[-3000:]
+    stored = [json.loads(line) for line in (repository / "pages.jsonl").read_text().splitlines()]
+    changes = [json.loads(line) for line in (repository / "refresh" / "changes.jsonl").read_text().splitlines()]
+    assert {c["url"] for c in changes} == {page["url"] for page in stored}  # the budget covers every page
+    state = json.loads((repository / "refresh" / "state.json").read_text())["pages"]
+    statuses = {row["canonical_url"]: row["status"] for row in run.history}
+    outcomes = {"changed": 0, "unchanged": 0, "deleted": 0}
+    for change in changes:
+        rows = truth[change["url"]]
+        before, after = live_version(rows, START), live_version(rows, LATER)
+        assert before is not None
+        if after is None:
+            expected = "deleted"
+        else:
+            expected = "unchanged" if after["body_sha1"] == before["body_sha1"] else "changed"
+        assert change["outcome"] == expected, change
+        outcomes[expected] += 1
+        page = state[change["url"]]
+        if expected == "changed":
+            body = (repository / page["file"]).read_bytes()
+            assert hashlib.sha1(body).hexdigest() == after["body_sha1"]  # noqa: S324 (the new version, kept)
+            assert page["file"].startswith("refresh/versions/") and page["version"] == 1
+            assert 0 <= change["changed_fraction"] <= 1  # 0: only the markup changed
+        if expected == "unchanged":
+            assert statuses[change["url"]] == 304  # If-Modified-Since from the crawl's Last-Modified
+    assert outcomes["changed"] >= 10 and outcomes["unchanged"] >= 10, outcomes
+    assert any(c["changed_fraction"] > 0.1 and c["terms_added"] for c in changes if c["outcome"] == "changed")
+    for page in stored:  # the crawl's own files are never overwritten
+        rows = truth[page["url"]]
+        assert hashlib.sha1((repository / page["file"]).read_bytes()).hexdigest() == live_version(rows, START)["body_sha1"]  # noqa: S324
+    assert "Refreshed " in run.log and "changed" in run.log
+
+    # A week later, the state carries on: validators are ETags now, nothing changed in between.
+    later = "2021-10-25T00:00:00Z"
+    run = refresh(replay, repository, tmp_path / "run2", "policy=staleness", "budget=30", f"now={later}")
+    assert run.returncode == 0, run.log[-3000:]
+    second = [json.loads(line) for line in (repository / "refresh" / "changes.jsonl").read_text().splitlines()][len(changes):]
+    assert len(second) == 30 and all(c["outcome"] in ("unchanged", "deleted") for c in second), second
+    state = json.loads((repository / "refresh" / "state.json").read_text())["pages"]
+    assert all(len(state[c["url"]]["intervals"]) == 2 for c in second if c["outcome"] == "unchanged")
+    assert not any(c["url"] in {d["url"] for d in changes if d["outcome"] == "deleted"} for c in second)
+
+
+def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, repository: Path, tmp_path: Path) -> None:
+    workload = tmp_path / "workload.tsv"
+    workload.write_text("array\t50\nstring\t20\nfunction\t10\nreturn values\t5\n")
+    replay.clock(LATER)
+    copy = tmp_path / "copy"
+    import shutil
+
+    shutil.copytree(repository, copy, ignore=shutil.ignore_patterns("refresh"))
+    run = refresh(replay, copy, tmp_path / "run", "policy=user-centric", f"workload={workload}", "budget=60",
+                  f"now={LATER}")
+    assert run.returncode == 0, run.log[-3000:]
+    state = json.loads((copy / "refresh" / "state.json").read_text())["pages"]
+    refreshed = [page for page in state.values() if page["intervals"]]
+    assert len(refreshed) == 60
+    assert any(gain > 0 for page in refreshed for gain in page["gains"])  # ΔQ measured for changed pages
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ([], "refresh needs -a repository=CRAWL_DIR"),
+    (["repository={missing}"], "is not a crawl's page repository"),
+    (["repository={repository}", "policy=user-centric"], "pass -a workload=FILE"),
+    (["repository={repository}", "policy=fresh"], "unknown refresh policy 'fresh'"),
+    (["repository={repository}", "budget=0"], "budget must be at least 1"),
+])
+def test_bad_refresh_input_gets_one_line(replay: ReplayProcess, repository: Path, tmp_path: Path,
+                                         arguments: list[str], message: str) -> None:
+    extra = []
+    for argument in arguments:
+        extra += ["-a", argument.format(missing=tmp_path / "nowhere", repository=repository)]
+    run = run_crawl("refresh", tmp_path / "run", "", replay.proxy_url, extra_args=extra)
+    assert run.returncode != 0 and message in run.log, run.log[-2000:]
+    assert "Traceback" not in run.log
