@@ -32,14 +32,26 @@ def untracked() -> set[str]:
     return {line[3:] for line in listed.splitlines() if line.startswith("??")}
 
 
+def wait_finished(scrapyd: ScrapydServer, job: str, seconds: float = 180) -> None:
+    """Poll Scrapyd's job list (its only way to tell) until *job* has finished."""
+    deadline = time.monotonic() + seconds
+    while not any(j["id"] == job for j in api(scrapyd, "listjobs.json?project=crawlproject")["finished"]):
+        assert time.monotonic() < deadline, "the job did not finish"
+        time.sleep(0.2)
+
+
+def deploy(scrapyd: ScrapydServer) -> None:
+    deployed = subprocess.run(
+        [sys.executable, "-m", "scrapyd_client.deploy", "env", "-p", "crawlproject", "-v", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=180, env={**os.environ, "SCRAPYD_URL": scrapyd.url},
+    )
+    assert deployed.returncode == 0, deployed.stderr[-3000:]
+
+
 def test_deploy_schedule_and_read_results_through_scrapyd(tmp_path: Path) -> None:
     before = untracked()
     with ScrapydServer(tmp_path / "scrapyd") as scrapyd, ReplayProcess(str(WEBKB_WARC)) as replay:
-        deployed = subprocess.run(
-            [sys.executable, "-m", "scrapyd_client.deploy", "env", "-p", "crawlproject", "-v", "1"],
-            cwd=ROOT, capture_output=True, text=True, timeout=180, env={**os.environ, "SCRAPYD_URL": scrapyd.url},
-        )
-        assert deployed.returncode == 0, deployed.stderr[-3000:]
+        deploy(scrapyd)
         assert untracked() == before  # no setup.py or build files left behind
         spiders = api(scrapyd, "listspiders.json?project=crawlproject")
         assert spiders["status"] == "ok" and "bestfirst" in spiders["spiders"] and "focused-base" not in spiders["spiders"]
@@ -51,10 +63,7 @@ def test_deploy_schedule_and_read_results_through_scrapyd(tmp_path: Path) -> Non
         ])
         assert scheduled["status"] == "ok", scheduled
         job = scheduled["jobid"]
-        deadline = time.monotonic() + 180
-        while not any(j["id"] == job for j in api(scrapyd, "listjobs.json?project=crawlproject")["finished"]):
-            assert time.monotonic() < deadline, "the job did not finish"
-            time.sleep(0.2)
+        wait_finished(scrapyd, job)
         log = api(scrapyd, f"logs/crawlproject/bestfirst/{job}.log")
         items = api(scrapyd, f"items/crawlproject/bestfirst/{job}.jl")
     assert "Crawl summary" in log and "Traceback" not in log
@@ -63,3 +72,35 @@ def test_deploy_schedule_and_read_results_through_scrapyd(tmp_path: Path) -> Non
     assert any(page["relevance"] for page in pages)  # the query reached the spider
     output = tmp_path / "scrapyd" / "crawls" / f"bestfirst-{job}"  # the crawl's own folder, named by its job
     assert len((output / "history.jsonl").read_text().splitlines()) == len(pages)
+
+
+def test_weekly_refresh_runs_through_scrapyd_carry_their_state(tmp_path: Path) -> None:
+    """A repository crawled at week 0 of the PHP manual, refreshed by two
+    Scrapyd jobs a week apart: the second starts from the first's state."""
+    from tests.conftest import run_crawl
+    from tests.test_replay_time import START, WARC
+
+    with ScrapydServer(tmp_path / "scrapyd") as scrapyd, ReplayProcess(str(WARC), as_of=START) as replay:
+        repository = tmp_path / "repository"
+        crawl = run_crawl("breadthfirst", repository, ["http://www.php.net/manual/en/index.php"], replay.proxy_url,
+                          settings={"FOCUS_OK_PAGECOUNT": 60})
+        assert crawl.returncode == 0, crawl.log[-2000:]
+        deploy(scrapyd)
+        for week, now in enumerate(("2021-06-01T00:00:00Z", "2021-06-08T00:00:00Z"), 1):
+            replay.clock(now)
+            scheduled = api(scrapyd, "schedule.json", [
+                ("project", "crawlproject"), ("spider", "refresh"), ("repository", str(repository)),
+                ("policy", "staleness"), ("budget", "40"), ("now", now), ("crawled_at", START),
+                ("setting", f"FOCUS_REPLAY_PROXY={replay.proxy_url}"), ("setting", "DOWNLOAD_DELAY=0"),
+            ])
+            assert scheduled["status"] == "ok", scheduled
+            wait_finished(scrapyd, scheduled["jobid"])
+            log = api(scrapyd, f"logs/crawlproject/refresh/{scheduled['jobid']}.log")
+            assert "Refreshed 40 of" in log and "Traceback" not in log, log[-2000:]
+            changes = (repository / "refresh" / "changes.jsonl").read_text().splitlines()
+            assert len(changes) == 40 * week
+    state = json.loads((repository / "refresh" / "state.json").read_text())["pages"]
+    # Every refresh of both jobs is in the one state; pages the first job refreshed, the second knew.
+    visits = [len(page["intervals"]) for page in state.values()]
+    assert sum(visits) == 80 and max(visits) == 2 and visits.count(2) >= 1
+    assert all(page["etag"] for page in state.values() if page["intervals"] and not page["deleted"])

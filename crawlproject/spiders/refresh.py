@@ -154,8 +154,10 @@ class RefreshSpider(FocusedSpider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         page = self.chosen[response.meta[REFRESHED]]
         old_text = self._stored_text(page)
-        if response.status == 304:
+        if response.status == 304:  # it carries the validators too: later runs ask by ETag
             outcome, change = "unchanged", Change(0.0, frozenset(), frozenset())
+            page.etag = _header(response, b"ETag") or page.etag
+            page.last_modified = _header(response, b"Last-Modified") or page.last_modified
         elif response.status in (404, 410):
             outcome, change = "deleted", Change.between(old_text, None, self.analyzer)
             page.deleted = True
