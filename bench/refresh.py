@@ -141,10 +141,15 @@ def main() -> int:
                          f"stale {100 * outcome.mean_stale:.1f} %)")
         lines.append(f"| {budget} ({100 * budget / held:.0f} %) | " + " | ".join(cells) + " |")
     lines += ["", "Mean Q over the weeks (min of a week; mean share of stale pages).", ""]
-    for name in POLICIES:
-        holding = [o.budget for o in refreshing if o.policy == name and min(w.quality for w in o.weeks) >= TARGET]
-        lines.append(f"- {name}: Q ≥ {TARGET} every week from "
-                     + (f"{min(holding)} refreshes a week" if holding else "none of the budgets tried"))
+    no_refresh = outcomes[0]
+    lines.append(f"- no refresh: mean Q {no_refresh.mean_quality:.4f}, lowest week {min(w.quality for w in no_refresh.weeks):.4f}")
+    for target in (TARGET, 0.99):  # the target, and one the policies do not all meet
+        for name in POLICIES:
+            every = [o.budget for o in refreshing if o.policy == name and min(w.quality for w in o.weeks) >= target]
+            mean = [o.budget for o in refreshing if o.policy == name and o.mean_quality >= target]
+            lines.append(f"- {name}: Q ≥ {target} every week from "
+                         + (f"{min(every)} refreshes a week" if every else "none of the budgets tried")
+                         + "; on average from " + (f"{min(mean)} a week" if mean else "none of the budgets tried"))
     user = [o for o in refreshing if o.policy == "user-centric"]
     indexing = sum(o.indexing_seconds for o in user)
     measuring = sum(o.measuring_seconds for o in user)
