@@ -118,9 +118,18 @@ def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, reposito
     import shutil
 
     shutil.copytree(repository, copy, ignore=shutil.ignore_patterns("refresh"))
-    run = refresh(replay, copy, tmp_path / "run", "policy=user-centric", f"workload={workload}", "budget=60",
-                  f"now={LATER}")
+    extra = ["-a", f"repository={copy}", "-a", f"crawled_at={START}", "-a", f"workload={workload}", "-a", f"now={LATER}"]
+    run = run_crawl("refresh", tmp_path / "run", "", replay.proxy_url, extra_args=extra,
+                    settings={"FOCUS_REFRESH_POLICY": "user-centric", "FOCUS_REFRESH_BUDGET": 60,
+                              "FOCUS_INDEX_DIR": str(tmp_path / "index")})
     assert run.returncode == 0, run.log[-3000:]
+    assert "(user-centric policy)" in run.log  # chosen by the setting
+    from crawlproject.search.collection import Collection
+    from crawlproject.search.engine import IndexHome
+
+    changed = [json.loads(line) for line in (copy / "refresh" / "changes.jsonl").read_text().splitlines()]
+    indexed = set(Collection(IndexHome(tmp_path / "index").current()).keys())
+    assert {c["url"] for c in changed if c["outcome"] == "changed"} <= indexed  # the new versions are searchable
     state = json.loads((copy / "refresh" / "state.json").read_text())["pages"]
     refreshed = [page for page in state.values() if page["intervals"]]
     assert len(refreshed) == 60
@@ -132,6 +141,7 @@ def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, reposito
     (["repository={missing}"], "is not a crawl's page repository"),
     (["repository={repository}", "policy=user-centric"], "pass -a workload=FILE"),
     (["repository={repository}", "policy=fresh"], "unknown refresh policy 'fresh'"),
+    (["repository={repository}", "policy=crawlproject.refresh.policies.freshness"], "is not a RefreshPolicy subclass"),
     (["repository={repository}", "budget=0"], "budget must be at least 1"),
 ])
 def test_bad_refresh_input_gets_one_line(replay: ReplayProcess, repository: Path, tmp_path: Path,

@@ -166,10 +166,23 @@ POLICIES: dict[str, type[RefreshPolicy]] = {
 
 
 def policy_named(name: str, tau: float = DEFAULT_TAU) -> RefreshPolicy:
+    """One of :data:`POLICIES` by name, or a subclass of :class:`RefreshPolicy`
+    of your own by its import path (``mypackage.policies.MyPolicy``)."""
+    if "." in name:
+        from scrapy.utils.misc import load_object
+
+        try:
+            policy = load_object(name)
+        except (ImportError, NameError, ValueError) as exc:
+            raise ValueError(f"refresh policy {name!r} cannot be imported: {exc}") from None
+        if not (isinstance(policy, type) and issubclass(policy, RefreshPolicy)):
+            raise ValueError(f"refresh policy {name!r} is not a RefreshPolicy subclass")
+        return policy(tau)
     try:
         return POLICIES[name](tau)
     except KeyError:
-        raise ValueError(f"unknown refresh policy {name!r}; choose one of {', '.join(POLICIES)}") from None
+        raise ValueError(f"unknown refresh policy {name!r}; choose one of {', '.join(POLICIES)} "
+                         "or give a RefreshPolicy subclass's import path") from None
 
 
 def freshness(rate: float, frequency: float) -> float:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from crawlproject import config
 from crawlproject import meta as keys
 from crawlproject.config import SettingsError
 from crawlproject.page import Page
@@ -57,7 +58,9 @@ from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Self
 
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
@@ -72,6 +75,13 @@ class RefreshSpider(FocusedSpider):
     name = "refresh"
     strategy_class = BreadthFirstStrategy
     custom_settings = {"FOCUS_FRONTIER_ORDER": "fifo"}  # noqa: RUF012
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        # The policy and the budget: spider arguments, else FOCUS_REFRESH_POLICY / FOCUS_REFRESH_BUDGET.
+        kwargs.setdefault("policy", config.get_str(crawler.settings, "FOCUS_REFRESH_POLICY"))
+        kwargs.setdefault("budget", config.get_int(crawler.settings, "FOCUS_REFRESH_BUDGET", minimum=1))
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def __init__(
         self,
