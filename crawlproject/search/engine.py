@@ -145,11 +145,22 @@ class IndexHome:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def is_collection_folder(path: Path) -> bool:
+    """*path* is one collection (not an index folder of collections)."""
+    return (path / "collection.json").exists()
+
+
+def collection_folder(folder: str | Path) -> Path:
+    """A collection folder itself, or an index folder's current collection."""
+    path = Path(folder)
+    return path if is_collection_folder(path) else IndexHome(path).current()
+
+
 def open_collection(folder: str | Path) -> Collection:
     """A collection folder itself, or an index folder's current collection
     (a first, empty one when the folder is new)."""
     path = Path(folder)
-    if (path / "collection.json").exists():
+    if is_collection_folder(path):
         return Collection(path)
     return IndexHome(path).open_or_create()
 
@@ -161,9 +172,7 @@ class IndexIdf:
     never seen weighs most, none weighs 0), looked up once per term."""
 
     def __init__(self, folder: str | Path):
-        path = Path(folder)
-        target = path if (path / "collection.json").exists() else IndexHome(path).current()
-        self.collection = Collection(target)
+        self.collection = Collection(collection_folder(folder))
         self.searcher = self.collection.searcher()
         self.pages = int(self.searcher.num_docs)
         self._cache: dict[str, float] = {}
@@ -193,8 +202,7 @@ class SearchEngine:
         self._open()
 
     def _open(self) -> None:
-        folder = Path(self.home.folder)
-        target = folder if (folder / "collection.json").exists() else self.home.current()
+        target = collection_folder(self.home.folder)
         if self._opened != target:
             if self._collection is not None:
                 self._collection.close()
