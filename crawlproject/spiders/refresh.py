@@ -27,7 +27,6 @@ versions; EBR weighs pages by how often the workload shows them. Both need
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -143,11 +142,15 @@ class RefreshSpider(FocusedSpider):
                                    strict=True):
                 page.state.exposure = float(value)
 
-    def _stored_text(self, page: RefreshedPage) -> str:
-        path = self.refresh.repository / page.file
+    def _stored_body(self, page: RefreshedPage) -> bytes | None:
         try:
-            body = path.read_bytes()
+            return (self.refresh.repository / page.file).read_bytes()
         except OSError:
+            return None
+
+    def _stored_text(self, page: RefreshedPage) -> str:
+        body = self._stored_body(page)
+        if body is None:
             return ""
         return Page.from_response(HtmlResponse(url=page.url, body=body, headers={"Content-Type": "text/html"})).text
 
@@ -163,40 +166,32 @@ class RefreshSpider(FocusedSpider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         page = self.chosen[response.meta[REFRESHED]]
-        old_text = self._stored_text(page)
-        if response.status == 304:  # it carries the validators too: later runs ask by ETag
-            outcome, change = "unchanged", Change(0.0, frozenset(), frozenset())
-            page.etag = _header(response, b"ETag") or page.etag
-            page.last_modified = _header(response, b"Last-Modified") or page.last_modified
-        elif response.status in (404, 410):
-            outcome, change = "deleted", Change.between(old_text, None, self.analyzer)
+        fetched = self._page_of(response)
+        if not (response.status == 304 or response.status in (404, 410) or 200 <= response.status < 300):
+            self._record(page, response.status, "error", None)  # no observation
+            yield from self._outputs(response, fetched)
+            return
+        unchanged = Change(0.0, frozenset(), frozenset())
+        gain = 0.0
+        if response.status in (404, 410):
+            outcome, change = "deleted", Change.between(self._stored_text(page), None, self.analyzer)
             page.deleted = True
-        elif 200 <= response.status < 300:
-            new_page = self._page_of(response)
-            stored = (self.refresh.repository / page.file)
-            same = stored.exists() and hashlib.sha1(stored.read_bytes()).digest() == hashlib.sha1(response.body).digest()  # noqa: S324
-            change = Change(0.0, frozenset(), frozenset()) if same else Change.between(old_text, new_page.text, self.analyzer)
-            outcome = "unchanged" if same else "changed"
-            gain = self._gain(page, new_page.text) if not same else 0.0
-            if not same:
-                page.version += 1
-                name = f"{Path(page.file).stem.split('.')[0]}.{page.version}.html"
-                (self.refresh.folder / "versions").mkdir(parents=True, exist_ok=True)
-                (self.refresh.folder / "versions" / name).write_bytes(response.body)
-                page.file = f"refresh/versions/{name}"
+        elif response.status == 304 or self._stored_body(page) == response.body:
+            outcome, change = "unchanged", unchanged
+        else:
+            outcome, change = "changed", Change.between(self._stored_text(page), fetched.text, self.analyzer)
+            gain = self._gain(page, fetched.text)
+            page.version += 1
+            name = f"{Path(page.file).stem.split('.')[0]}.{page.version}.html"
+            (self.refresh.folder / "versions").mkdir(parents=True, exist_ok=True)
+            (self.refresh.folder / "versions" / name).write_bytes(response.body)
+            page.file = f"refresh/versions/{name}"
+        if not page.deleted:  # a 304 carries the validators too
             page.etag = _header(response, b"ETag") or page.etag
             page.last_modified = _header(response, b"Last-Modified") or page.last_modified
-            page.state.observe(self.now, change.fraction, self.policy.tau, gain)
-            self._record(page, response.status, outcome, change)
-            yield from self._outputs(response, new_page)
-            return
-        else:
-            self._record(page, response.status, "error", None)
-            yield from super().parse(response)
-            return
-        page.state.observe(self.now, change.fraction, self.policy.tau)
+        page.state.observe(self.now, change.fraction, self.policy.tau, gain)
         self._record(page, response.status, outcome, change)
-        yield from super().parse(response)  # the fetch in the run's history (a 304 or 404 stores no page)
+        yield from self._outputs(response, fetched)  # the fetch in the run's history (a 304 or 404 stores no page)
 
     def _gain(self, page: RefreshedPage, new_text: str) -> float:
         if self.gains is None or self.index is None or page.url not in self._rows:
