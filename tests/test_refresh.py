@@ -247,8 +247,8 @@ def test_generated_workload_is_seeded_zipf_and_mixes_query_lengths() -> None:
     frequencies = [q.frequency for q in first]
     assert frequencies == sorted(frequencies, reverse=True)
     assert frequencies[0] / frequencies[1] == pytest.approx(2.0, rel=0.01)  # Zipf, s = 1
-    lengths = {len(q.text.split()) for q in first}
-    assert 1 in lengths and max(lengths) >= 2
+    lengths = [len(q.text.split()) for q in first]
+    assert lengths.count(1) == 12 and all(2 <= n <= 3 for n in lengths if n != 1)  # 60 % single terms, phrases of 2–3
 
 
 def test_the_generated_workload_is_the_same_in_every_process() -> None:
