@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from crawlproject.evaluation.corpus import Corpus
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl
-from crawlproject.evaluation.topics import derive_topics, read_topics, write_topics
+from crawlproject.evaluation.topics import derive_topics, read_topics, seed_terms, write_topics
 
 
 def hand_corpus() -> Corpus:
@@ -84,7 +85,7 @@ def test_evaluator_per_crawl_metrics_and_summary(tmp_path: Path) -> None:
         write_crawl(tmp_path / "best", topic.id, "best-first",
                     [("http://hub.test/1", 200), (targets[0], 200), (targets[1], 200), (targets[2], 200)]),
     ]
-    result = Evaluator(corpus, [topic], top_n=2).evaluate([read_crawl(c) for c in crawls], [2, 4])
+    result = Evaluator(corpus, [topic], top_n=2).evaluate([read_crawl(c) for c in crawls], [2, 4], axis="fetches")
     by_strategy = {c["strategy"]: c for c in result["crawls"]}
     assert by_strategy["breadth-first"]["at"]["4"]["harvest_rate"] == pytest.approx(1 / 3)
     assert by_strategy["best-first"]["at"]["4"]["harvest_rate"] == pytest.approx(3 / 4)
@@ -103,3 +104,75 @@ def test_crawl_without_topic_is_a_clear_error(tmp_path: Path) -> None:
     (folder / "summary.json").write_text("{}")
     with pytest.raises(ValueError, match="-a topic_id"):
         read_crawl(folder)
+
+
+def test_ok_axis_counts_status_200_pages_and_reports_dead_fetches_apart(tmp_path: Path) -> None:
+    corpus = hand_corpus()
+    topic = {t.category: t for t in derive_topics(corpus)}["sci/cs/ai"]
+    t0, t1 = topic.targets[:2]
+    crawl = write_crawl(
+        tmp_path / "bfs", topic.id, "breadth-first",
+        [("http://dead.test/1", 404), ("http://hub.test/1", 200), ("http://dead.test/2", 404),
+         ("http://dead.test/3", None), (t0, 200), (t1, 200)],
+    )
+    evaluator = Evaluator(corpus, [topic], top_n=2)
+    ok = evaluator.evaluate([read_crawl(crawl)], [2, 3], axis="ok")["crawls"][0]["at"]
+    # 2 good pages: the hub and t0, with 3 dead fetches before t0
+    assert ok["2"]["pages"] == 2 and ok["2"]["dead_fetches"] == 3
+    assert ok["2"]["harvest_rate"] == pytest.approx(1 / 2)
+    needed = math.ceil(0.25 * len(topic.targets))  # t0 is the 2nd good page, t1 the 3rd
+    assert ok["3"]["search_length_25pct"] == (1 + needed if needed <= 2 else None)
+    every = evaluator.evaluate([read_crawl(crawl)], [2, 3], axis="fetches")["crawls"][0]["at"]
+    assert every["2"]["pages"] == 2 and every["2"]["dead_fetches"] == 1
+    assert every["3"]["harvest_rate"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="axis"):
+        evaluator.evaluate([read_crawl(crawl)], [2], axis="pages")
+
+
+def test_summary_search_length_ratio_and_holm_corrected_tests(tmp_path: Path) -> None:
+    from crawlproject.evaluation.evaluate import summarize
+
+    def at(harvest: float, length: int | None) -> dict[str, object]:
+        metrics = dict.fromkeys(("target_recall", "average_relevance", "coverage_smart", "coverage_kw_pr"), 0.0)
+        return {"10": {**metrics, "harvest_rate": harvest, "pages": 10, "dead_fetches": 0,
+                       "search_length_25pct": length, "search_length_50pct": None}}
+
+    crawls = []
+    for i, topic in enumerate("abcd"):
+        crawls += [
+            {"task": 1, "topic_id": topic, "strategy": "breadth-first", "at": at(0.1 + 0.01 * i, 8)},
+            {"task": 1, "topic_id": topic, "strategy": "best-first", "at": at(0.2 + 0.02 * i, 2 + 2 * i if i else None)},
+            {"task": 1, "topic_id": topic, "strategy": "link-value", "at": at(0.5 + 0.01 * (i % 2), 2)},
+        ]
+    rows = summarize(crawls, [10])["task1"]["10"]
+    length = rows["link-value"]["search_length"]["search_length_25pct"]
+    assert length == {"median": 2.0, "reached": 4, "n": 4, "ratio_to_breadth_first": 0.25}
+    # best-first never got there on one topic: it counts as longer than any that did
+    assert rows["best-first"]["search_length"]["search_length_25pct"]["median"] == 7.0
+    assert rows["best-first"]["search_length"]["search_length_25pct"]["reached"] == 3
+    tests = [rows[s][k] for s in ("best-first", "link-value") for k in ("vs_breadth_first", "vs_best_first") if rows[s][k]]
+    assert len(tests) == 3  # best-first is not tested against itself
+    smallest = min(tests, key=lambda t: t["p"])
+    assert smallest["p_holm"] == pytest.approx(3 * smallest["p"])
+    assert all(t["p_holm"] >= t["p"] for t in tests)
+
+
+def test_seed_terms_prefer_words_many_seeds_share_and_the_corpus_lacks() -> None:
+    pages = {
+        "http://s.test/1": "neural networks lecture skrentny",
+        "http://s.test/2": "neural networks lecture homework",
+        "http://s.test/3": "neural networks page",
+        "http://s.test/4": "neural page",
+    }
+    others = {f"http://o.test/{i}": "page lecture homework" if i < 3 else "page" for i in range(20)}
+    corpus = Corpus(labels={}, text={**pages, **others}, outlinks={})
+    # by hand, N = 24 pages, 4 seeds: neural 1·log(1/(4/24)) = 1.79; networks
+    # .75·log(.75/(3/24)) = 1.34; lecture .5·log(.5/(5/24)) = 0.44;
+    # page: on every page, 0; skrentny and homework: on one seed only, left
+    # out however rare
+    assert seed_terms(corpus, list(pages), k=10) == ["neural", "networks", "lecture"]
+    assert seed_terms(corpus, list(pages), k=2) == ["neural", "networks"]
+    topics = derive_topics(hand_corpus(), query="seed-terms")
+    assert {t.id for t in topics} == {t.id for t in derive_topics(hand_corpus())}  # the same topics
+    with pytest.raises(ValueError, match="query kind"):
+        derive_topics(hand_corpus(), query="words")

@@ -33,6 +33,10 @@ class Command(ProjectCommand):
         parser.add_argument("-o", "--output", required=True, help="JSON of all metrics")
         parser.add_argument("--report", default="", help="Markdown report (plots beside it)")
         parser.add_argument("--budgets", default="200,500,1000")
+        parser.add_argument(
+            "--axis", choices=("ok", "fetches"), default="ok",
+            help="count pages fetched with status 200 (dead fetches reported apart), or every fetch",
+        )
         parser.add_argument("--top-n", type=int, default=50, help="n of the static coverage of the pool's top-n")
         parser.add_argument("--cache-dir", default=".cache")
 
@@ -54,7 +58,7 @@ class Command(ProjectCommand):
         crawls = [read_crawl(Path(folder)) for folder in args]
         corpus = load_corpus(opts.warc, opts.labels, opts.cache_dir or None)
         evaluator = Evaluator(corpus, read_topics(Path(opts.topics)), top_n=opts.top_n)
-        result = evaluator.evaluate(crawls, budgets)
+        result = evaluator.evaluate(crawls, budgets, axis=opts.axis)
         Path(opts.output).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
         print(f"metrics of {len(crawls)} crawls written to {opts.output}")
         if opts.report:

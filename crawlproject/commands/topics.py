@@ -31,6 +31,10 @@ class Command(ProjectCommand):
         parser.add_argument("--min-pages", type=int, default=5, help="smallest category that is a topic")
         parser.add_argument("--max-seeds", type=int, default=10)
         parser.add_argument("--seed-fraction", type=float, default=0.25)
+        parser.add_argument(
+            "--query", choices=("category", "seed-terms"), default="category",
+            help="the crawler's keywords: the category path's words, or the seed pages' most telling terms",
+        )
         parser.add_argument("--tfidf-terms", type=int, default=0, help="add the top K TF-IDF terms of the examples")
         parser.add_argument("--seed", type=int, default=1, help="random seed of the seed/target split")
         parser.add_argument("--cache-dir", default=".cache")
@@ -46,7 +50,7 @@ class Command(ProjectCommand):
         corpus = load_corpus(opts.warc, opts.labels, opts.cache_dir or None)
         print(examples_from_corpus(corpus).describe())
         topics = derive_topics(
-            corpus, opts.min_pages, opts.max_seeds, opts.seed_fraction, opts.tfidf_terms, opts.seed
+            corpus, opts.min_pages, opts.max_seeds, opts.seed_fraction, opts.tfidf_terms, opts.seed, query=opts.query
         )
         for topic in topics:
             if not has_meaningful_word(topic.query):

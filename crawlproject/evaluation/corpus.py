@@ -11,6 +11,7 @@ import hashlib
 import logging
 import pickle
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from crawlproject.labels import load_labels
 from crawlproject.middlewares.pagesize import is_html_content_type
 from crawlproject.page import Page
 from crawlproject.replay.archive import ArchiveError, check_warc
+from crawlproject.text import TermAnalyzer
 from crawlproject.urls import canonicalize
 
 logger = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ class Corpus:
     labels: dict[str, str]
     text: dict[str, str] = field(default_factory=dict)
     outlinks: dict[str, list[str]] = field(default_factory=dict)
+    _document_frequencies: Counter[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def urls(self) -> list[str]:
@@ -52,6 +55,17 @@ class Corpus:
 
     def category(self, url: str) -> str | None:
         return self.labels.get(url)
+
+    def document_frequencies(self) -> Counter[str]:
+        """Pages each term (unstemmed, no stopwords) occurs on; computed once."""
+        if getattr(self, "_document_frequencies", None) is None:
+            analyzer = TermAnalyzer(stem=False)
+            counts: Counter[str] = Counter()
+            for text in self.text.values():
+                counts.update(set(analyzer.terms(text)))
+            self._document_frequencies = counts
+        assert self._document_frequencies is not None
+        return self._document_frequencies
 
     def inlinks(self) -> dict[str, list[str]]:
         """Reverse graph restricted to corpus pages: target → sources."""

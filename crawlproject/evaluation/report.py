@@ -17,7 +17,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from crawlproject.evaluation.evaluate import TRAJECTORY_STEP  # noqa: E402
 from crawlproject.evaluation.statistics import mean_and_stderr  # noqa: E402
 
-ORDER = ["random", "breadth-first", "best-first", "fish-search", "shark-search", "oracle", "path-oracle"]
+ORDER = [
+    "random", "breadth-first", "best-first", "fish-search", "shark-search", "focused",
+    "context-graph", "infospiders", "link-value", "oracle", "path-oracle",
+]
 
 
 def _strategy_order(names: set[str]) -> list[str]:
@@ -40,7 +43,7 @@ def plot_trajectories(result: dict[str, Any], folder: Path, prefix: str = "") ->
                 xs, means, errors = mean_curve(series)
                 every = max(1, len(xs) // 12)
                 axes.errorbar(xs, means, yerr=errors, errorevery=every, capsize=2, label=f"{strategy} (n={len(series)})")
-            axes.set_xlabel("pages crawled")
+            axes.set_xlabel("pages fetched with status 200" if result.get("axis") == "ok" else "pages fetched")
             axes.set_ylabel(f"{label} (mean ± 1 s.e. over topics)")
             axes.set_title(f"Task {task}: {label}")
             axes.grid(alpha=0.3)
@@ -81,10 +84,40 @@ def _cell(stat: dict[str, float] | None, percent: bool = True) -> str:
     return f"{stat['mean'] * scale:.1f}{se}" if percent else f"{stat['mean']:.2f}{se}"
 
 
+AXIS_TEXT = {
+    "ok": "pages = pages fetched with status 200 (dead fetches counted apart)",
+    "fetches": "pages = every fetch, dead links included",
+}
+
+
+def _p(test: dict[str, Any] | None) -> str:
+    if not test:
+        return "–"
+    holm = test.get("p_holm")
+    return f"{test['p']:.2g}" + ("" if holm is None else f" → {holm:.2g}")
+
+
+def _length(stat: dict[str, Any] | None) -> str:
+    if not stat or stat["n"] == 0:
+        return "–"
+    median = stat["median"]
+    shown = "never" if math.isinf(median) else f"{median:.0f}"
+    ratio = stat["ratio_to_breadth_first"]
+    times = "" if math.isnan(ratio) else f" (×{ratio:.2f})"
+    return f"{shown}{times} [{stat['reached']}/{stat['n']}]"
+
+
+def _of_means(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
 def markdown_tables(result: dict[str, Any]) -> str:
     """One table per task and budget. "Gap closed" places a strategy between
-    breadth-first (0) and an oracle (1): (H − H_bfs) / (H_oracle − H_bfs)."""
-    lines = []
+    breadth-first (0) and the path oracle (1): (H − H_bfs) / (H_path − H_bfs)
+    of the means over topics; p-values are shown raw → after Holm's correction
+    over every test in the table."""
+    axis = result.get("axis", "fetches")
+    lines = [f"x-axis: {AXIS_TEXT[axis]}.", ""]
     for task_key, by_budget in result["summary"].items():
         task = task_key.removeprefix("task")
         start = "relevant examples" if task == "1" else "neighbors (pages two links before the relevant set)"
@@ -92,23 +125,25 @@ def markdown_tables(result: dict[str, Any]) -> str:
             lines += [
                 f"**Task {task}** (start from {start}), **{budget} pages** — mean ± 1 s.e. over topics, %:",
                 "",
-                "| strategy | topics | pages fetched (median) | harvest rate | target recall | avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR | gap closed BFS→path oracle: per topic | of the means | gap closed BFS→one-step oracle, of the means | harvest > BFS: p (one-tailed, paired) |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "| strategy | topics | pages (median) | dead fetches (median) | harvest rate | target recall "
+                "| avg relevance (×100) | coverage top-n SMART | coverage top-n KW·PR "
+                "| gap closed BFS→path oracle: harvest | : target recall "
+                "| search length 25 % of targets: median (×BFS) [reached] | 50 % "
+                "| harvest > BFS: p → Holm | harvest > best-first: p → Holm |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for strategy in _strategy_order(set(rows)):
                 row = rows[strategy]
-                test = row["vs_breadth_first"]
-                p = "–" if not test else f"{test['p']:.2g} (t={test['t']:.2f})"
-                gap = row["gap_closed"]
-                gap_text = "–" if not gap else f"{gap['mean']:.2f} ± {gap['stderr']:.2f}"
-                for key in ("gap_closed_of_means", "one_step_gap_closed_of_means"):
-                    of_means = row.get(key)
-                    gap_text += " | " + ("–" if of_means is None else f"{of_means:.2f}")
+                lengths = row.get("search_length", {})
                 lines.append(
                     f"| {strategy} | {row['harvest_rate']['n']} | {row.get('pages_median', math.nan):.0f} "
+                    f"| {row.get('dead_fetches_median', math.nan):.0f} "
                     f"| {_cell(row['harvest_rate'])} "
                     f"| {_cell(row['target_recall'])} | {_cell(row['average_relevance'])} "
-                    f"| {_cell(row['coverage_smart'])} | {_cell(row['coverage_kw_pr'])} | {gap_text} | {p} |"
+                    f"| {_cell(row['coverage_smart'])} | {_cell(row['coverage_kw_pr'])} "
+                    f"| {_of_means(row.get('gap_closed_of_means'))} | {_of_means(row.get('recall_gap_closed_of_means'))} "
+                    f"| {_length(lengths.get('search_length_25pct'))} | {_length(lengths.get('search_length_50pct'))} "
+                    f"| {_p(row['vs_breadth_first'])} | {_p(row.get('vs_best_first'))} |"
                 )
             lines.append("")
     return "\n".join(lines)

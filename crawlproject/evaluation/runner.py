@@ -57,8 +57,10 @@ class CrawlJob:
     task: int
     budget: int
     folder: Path
-    model: Path | None = None  # the topic's taxonomy model, for the focused crawler
+    model: Path | None = None  # the topic's model (taxonomy, context graph, link value)
     good: str = ""  # the good category to crawl with (default: the topic's)
+    #: what the budget counts: pages answered with status 200 ("ok"), or every fetch
+    axis: str = "ok"
 
     @property
     def strategy(self) -> str:
@@ -75,7 +77,7 @@ def run_crawl_job(
     settings = {
         **LOOPBACK_SPEED,
         "FOCUS_REPLAY_PROXY": proxy,
-        "CLOSESPIDER_ITEMCOUNT": str(job.budget),
+        **({"FOCUS_OK_PAGECOUNT": str(job.budget)} if job.axis == "ok" else {"CLOSESPIDER_ITEMCOUNT": str(job.budget)}),
         "FOCUS_LABELS": str(labels),
         "FOCUS_RELEVANT": job.topic.category,
         "FOCUS_ORACLE_WARC": str(warc),

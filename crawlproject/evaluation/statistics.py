@@ -1,4 +1,5 @@
-"""Across topics: mean ± one standard error, and the paired one-tailed t-test."""
+"""Across topics: mean ± one standard error, the paired one-tailed t-test,
+and Holm's correction for a family of tests."""
 
 from __future__ import annotations
 
@@ -31,3 +32,21 @@ def paired_one_tailed(better: Sequence[float], worse: Sequence[float]) -> tuple[
     """t statistic and p-value that *better* > *worse* on paired samples."""
     result = stats.ttest_rel(better, worse, alternative="greater")
     return float(result.statistic), float(result.pvalue)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the order given: the i-th
+    smallest p is multiplied by (m − i + 1), and the adjusted values are
+    made non-decreasing in that order (Holm 1979). Reject where adjusted ≤ α.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -2,19 +2,31 @@
 
 Every category node with at least ``min_pages`` pages is a topic, at any
 depth of the ``/``-separated taxonomy. A topic gives the crawler its
-keywords (the words of the category path, optionally plus the top TF-IDF
-terms of its examples) and seeds; it gives the evaluator the description
+keywords and seeds; it gives the evaluator the description
 (the examples' text), the relevant set (the category and everything below
 it) and the targets (relevant pages that are not seeds).
 
 * Task 1 starts from examples: seeds are a random sample of relevant pages.
 * Task 2 starts from neighbors: pages two links before the relevant set
   (in-linkers of in-linkers; one link when there are none), never relevant.
+
+Two kinds of query (the keywords a crawler gets):
+
+* ``category``: the words of the category path (SPEC §3), e.g. "faculty misc"
+  — what the literature's DMOZ topics gave; in a corpus whose categories are
+  named by role and host it is not what a person would type.
+* ``seed-terms``: the k terms a person describing the topic would choose —
+  frequent across *many* seed pages and rare in the corpus — scored by their
+  contribution to the Kullback–Leibler divergence of the seeds' document
+  frequencies from the corpus's (Carpineto et al. 2001, query expansion):
+  p_s(t)·log(p_s(t)/p_c(t)). A name one seed repeats scores low (p_s small);
+  a word on every seed and every page scores 0.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -29,6 +41,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from crawlproject.evaluation.corpus import Corpus
+
+
+QUERY_KINDS = ("category", "seed-terms")
+#: k of the seed-terms query: fixed in advance, the same for every corpus
+#: (a short query, as people type: most web queries have 2–4 words, a topic
+#: description a few more).
+SEED_TERMS_K = 8
+
 
 
 @dataclass
@@ -57,6 +77,8 @@ def derive_topics(
     seed_fraction: float = 0.25,
     tfidf_terms: int = 0,
     rng_seed: int = 1,
+    query: str = "category",
+    query_terms: int = SEED_TERMS_K,
 ) -> list[Topic]:
     """All topics of *corpus*, in category order, reproducible for *rng_seed*."""
     pages_by_node = _pages_by_category_node(corpus)
@@ -73,11 +95,15 @@ def derive_topics(
         targets = [url for url in relevant if url not in seed_set]
         neighbors = _neighbors(set(relevant), inlinks, n_seeds, rng)
         description = " ".join(corpus.text.get(url, "") for url in seeds)
+        if query not in QUERY_KINDS:
+            raise ValueError(f"query kind must be one of {', '.join(QUERY_KINDS)}, got {query!r}")
         keywords = category_keywords(category)
+        if not keywords:
+            continue  # a category named only by stopwords: the same topics for either query kind
+        if query == "seed-terms":
+            keywords = seed_terms(corpus, seeds, query_terms) or keywords
         if tfidf_terms:
             keywords += [t for t in top_terms(corpus, seeds, tfidf_terms) if t not in keywords]
-        if not keywords:
-            continue  # nothing to tell a crawler (e.g. a category named "other")
         topics.append(
             Topic(
                 id=category.replace("/", "-"),
@@ -91,6 +117,32 @@ def derive_topics(
             )
         )
     return topics
+
+
+def seed_terms(corpus: Corpus, seeds: list[str], k: int = SEED_TERMS_K) -> list[str]:
+    """The k terms that best tell the seed pages from the corpus, by
+    document frequency: p_s(t)·log(p_s(t)/p_c(t)) (see the module docstring).
+
+    A term must be on two seed pages at least (when there are two): a word
+    only one example has describes that page, not the topic. Terms need two
+    characters and not be all digits (a page number is not a topic word).
+    """
+    analyzer = TermAnalyzer(stem=False)
+    corpus_df = corpus.document_frequencies()
+    seed_df: Counter[str] = Counter()
+    for url in seeds:
+        seed_df.update(set(analyzer.terms(corpus.text.get(url, ""))))
+    n_seeds, n_pages = max(1, len(seeds)), max(1, len(corpus.text))
+    scores = {}
+    least = min(2, len(seeds))
+    for term, count in seed_df.items():
+        if count < least or len(term) < 2 or term.isdigit():
+            continue
+        p_seeds = count / n_seeds
+        p_corpus = max(corpus_df.get(term, 0), count) / n_pages  # the seeds are corpus pages too
+        scores[term] = p_seeds * math.log(p_seeds / p_corpus)
+    ranked = sorted(scores, key=lambda t: (-scores[t], t))
+    return [t for t in ranked[:k] if scores[t] > 0]
 
 
 def category_keywords(category: str) -> list[str]:
