@@ -26,10 +26,11 @@ sys.path.insert(0, str(ROOT))
 from bench.common import write_section  # noqa: E402
 from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
-from crawlproject.evaluation.models import train_topic_model  # noqa: E402
+from crawlproject.evaluation.models import train_lookahead_model, train_topic_model  # noqa: E402
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
 from crawlproject.evaluation.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job  # noqa: E402
 from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics  # noqa: E402
+from crawlproject.lookahead.training import link_graph  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 
 
@@ -41,11 +42,25 @@ def corpus_files(folder: Path) -> tuple[Path, Path]:
     return warcs[0], labels
 
 
-def train_models(corpus: Corpus, topics: list[Topic], folder: Path) -> dict[str, tuple[Path, str]]:
-    """One taxonomy model per topic, host-disjoint (crawlproject.evaluation.models)."""
+def train_models(
+    corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path
+) -> dict[tuple[str, str], tuple[Path, str]]:
+    """The models each strategy needs, one per topic, host-disjoint
+    (crawlproject.evaluation.models): (strategy, topic id) → (file, good)."""
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    models = {t.id: train_topic_model(corpus, t, folder / f"{t.id}.npz") for t in topics}
+    models: dict[tuple[str, str], tuple[Path, str]] = {}
+    graph = None
+    for strategy in sorted(strategies & NEEDS_MODEL):
+        for t in topics:
+            if strategy == "focused":
+                models[(strategy, t.id)] = train_topic_model(corpus, t, folder / f"{t.id}.npz")
+                continue
+            if graph is None:
+                graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")
+                graph.labels = corpus.labels
+            path = train_lookahead_model(graph, corpus, t, strategy, folder / f"{strategy}-{t.id}.npz")
+            models[(strategy, t.id)] = (path, "")
     print(f"  {len(models)} topic models in {folder} ({time.monotonic() - started:.0f}s)", flush=True)
     return models
 
@@ -64,6 +79,14 @@ def main() -> int:
         "--strategies",
         default="random,breadth-first,best-first,oracle,path-oracle",
         help="comma-separated; a variant is LABEL=STRATEGY:SETTING=VALUE;SETTING=VALUE",
+    )
+    parser.add_argument(
+        "--axis", choices=("ok", "fetches"), default="ok",
+        help="budgets count pages fetched with status 200 (dead fetches reported apart), or every fetch",
+    )
+    parser.add_argument(
+        "--query", choices=("seed-terms", "category"), default="seed-terms",
+        help="the topics' queries: the seeds' most telling terms, or the category path's words",
     )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
@@ -85,7 +108,7 @@ def main() -> int:
     variants = [Variant.parse(text) for text in args.strategies.split(",")]
 
     corpus = load_corpus(warc, labels, ROOT / ".cache")
-    topics = derive_topics(corpus, rng_seed=args.seed)
+    topics = derive_topics(corpus, rng_seed=args.seed, query=args.query)
     if args.exclude_topics:
         excluded = {t.id for t in read_topics(args.exclude_topics)}
         topics = [t for t in topics if t.id not in excluded]
@@ -93,11 +116,12 @@ def main() -> int:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
-    models = train_models(corpus, topics, out / "models") if any(v.strategy in NEEDS_MODEL for v in variants) else {}
+    models = train_models(corpus, topics, out / "models", {v.strategy for v in variants}, warc)
     jobs = [
         CrawlJob(
             v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label,
-            *(models[t.id] if v.strategy in NEEDS_MODEL else (None, "")),
+            *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL else (None, "")),
+            axis=args.axis,
         )
         for t in topics for task in tasks if t.start(task) for v in variants
     ]
@@ -123,7 +147,7 @@ def main() -> int:
         if len(todo) == len(jobs):
             timing.write_text(json.dumps({"crawl_seconds": crawl_seconds}), encoding="utf-8")
     evaluator = Evaluator(corpus, topics)
-    result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets)
+    result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets, axis=args.axis)
     (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plots = plot_trajectories(result, out)
     write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
@@ -136,7 +160,9 @@ def main() -> int:
     if not args.no_write:
         relative = out.relative_to(ROOT)
         images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
-        strategies_arg = f" --strategies '{args.strategies}'" + (f" --name {section}" if args.name else "")
+        strategies_arg = f" --axis {args.axis} --query {args.query} --strategies '{args.strategies}'" + (
+            f" --name {section}" if args.name else ""
+        )
         if args.exclude_topics:
             strategies_arg += f" --exclude-topics {args.exclude_topics}"
         if args.reuse_crawls:
@@ -146,8 +172,11 @@ def main() -> int:
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "
             f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}{strategies_arg}` "
             f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; full results in `{relative}/`). "
-            "One crawl per topic, task and strategy; harvest rate over status-200 pages; "
-            "p from a paired one-tailed t-test of harvest rate against breadth-first over topics.\n\n"
+            f"One crawl per topic, task and strategy, stopped at {budgets[-1]} "
+            f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
+            "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
+            "raw → after Holm's correction over all tests of a table; models (where a strategy learns) "
+            "trained per topic without the topic's hosts (host-disjoint).\n\n"
             f"{tables}\n{images}\n",
         )
     return 0

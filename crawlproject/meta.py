@@ -32,6 +32,9 @@ PROMOTED_BY = "focus_promoted_by"
 INHERITED = "focus_inherited"
 DEPTH_BUDGET = "focus_depth_budget"
 
+#: InfoSpiders: the agent whose frontier a link is in.
+AGENT = "focus_agent"
+
 #: A robots.txt fetch of the robots middleware (never counted as a page).
 ROBOTSTXT = "focus_robotstxt"
 #: Read at most this many bytes of the response (overrides the page-size cut).

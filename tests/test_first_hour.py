@@ -155,7 +155,7 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
     listed = scrapy("list")
     assert listed.returncode == 0
     names = listed.stdout.split()
-    assert "bestfirst" in names and "focused-base" not in names and len(names) == 9  # the eight strategies and refresh
+    assert "bestfirst" in names and "focused-base" not in names and len(names) == 12  # the eleven strategies and refresh
 
 
 # -- 3. every mistake: one clear line, nothing left running ----------------------------------

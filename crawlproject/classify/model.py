@@ -15,9 +15,7 @@ computes, for every node at once; tests check the two agree).
 
 from __future__ import annotations
 
-import json
 import logging
-import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +25,10 @@ from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, 
 from sklearn.naive_bayes import MultinomialNB
 
 from crawlproject.classify.taxonomy import Taxonomy, TaxonomyError
+from crawlproject.modelfile import (
+    ModelError as ModelError,  # re-exported: part of this module's API
+)
+from crawlproject.modelfile import load_model, save_model
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -41,10 +43,6 @@ FORMAT = "crawlproject/taxonomy-naive-bayes/2"
 #: learning adds to them) and the log probabilities they give.
 _NB_ARRAYS = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
 FEATURES = ("counts", "tfidf", "hashing")
-
-
-class ModelError(ValueError):
-    """A model file cannot be used (missing, not a model, wrong version)."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +209,6 @@ class TaxonomyClassifier:
         """Write the model as NumPy arrays and JSON in one ``.npz`` file: no
         pickle, so loading a model file cannot run code."""
         meta: dict[str, Any] = {
-            "format": FORMAT,
             "settings": asdict(self.settings),
             "taxonomy": self.taxonomy.to_list(),
             "trained_pages": self.trained_pages,
@@ -228,29 +225,12 @@ class TaxonomyClassifier:
             meta["nodes"][str(node)] = [int(c) for c in classifier.classes_]
             for name in _NB_ARRAYS:
                 arrays[f"node{node}_{name}"] = getattr(classifier, name)
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:  # a file object: NumPy adds no ".npz" to the name
-            arrays["meta"] = np.array(json.dumps(meta))
-            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
+        save_model(path, FORMAT, meta, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> TaxonomyClassifier:
         """Load a model written by :meth:`save` (arrays and JSON; no pickle)."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                arrays = {name: data[name] for name in data.files if name != "meta"}
-        except FileNotFoundError:
-            raise ModelError(f"model file {path} does not exist; train one with `scrapy train`") from None
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-            raise ModelError(
-                f"{path} is not a readable model file ({type(exc).__name__}: {exc}); "
-                "train one with `scrapy train`"
-            ) from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-            raise ModelError(f"{path} is not a {FORMAT} model (found {found!r}); retrain with `scrapy train`")
+        meta, arrays = load_model(path, FORMAT, "scrapy train")
         model = cls(ModelSettings(**meta["settings"]))
         model.taxonomy = Taxonomy(meta["taxonomy"])
         model.trained_pages = meta["trained_pages"]

@@ -1,5 +1,11 @@
 """``scrapy train --labels L --warc W -o model.npz``: train the focused
-crawler's taxonomy classifier and report how good it is before a crawl."""
+crawler's taxonomy classifier and report how good it is before a crawl.
+
+``--kind context-graph`` or ``--kind link-value`` (with ``--good CATEGORY``)
+trains a look-ahead model instead, on the labels and the WARC's link graph
+(a corpus, or a crawl written with FOCUS_WARC_OUTPUT): the context graph's
+layer classifier, or the learned value of a link (crawlproject.lookahead).
+"""
 
 from __future__ import annotations
 
@@ -21,10 +27,10 @@ class Command(ProjectCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
     def syntax(self) -> str:
-        return "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.npz [options]"
+        return "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.npz [--kind KIND --good CATEGORY] [options]"
 
     def short_desc(self) -> str:
-        return "Train the focused crawler's taxonomy classifier (hierarchical naive Bayes)"
+        return "Train a crawler's model: taxonomy classifier, context graph or link value"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
@@ -43,6 +49,20 @@ class Command(ProjectCommand):
         parser.add_argument("--min-df", type=int, default=1, help="drop terms found in fewer pages (counts, tfidf)")
         parser.add_argument("--seed", type=int, default=1, help="random seed of the held-out split")
         parser.add_argument("--cache-dir", default=".cache")
+        lookahead = parser.add_argument_group("look-ahead models (--kind context-graph | link-value)")
+        lookahead.add_argument(
+            "--kind", choices=("taxonomy", "context-graph", "link-value"), default="taxonomy",
+            help="taxonomy: the focused crawler's classifier; context-graph, link-value: look-ahead models",
+        )
+        lookahead.add_argument("--good", default="", help="the target categories, comma-separated (look-ahead models)")
+        lookahead.add_argument("--depth", type=int, default=3, help="context graph: layers before the targets")
+        lookahead.add_argument("--vocabulary", type=int, default=5000, help="context graph: terms kept (by TF-IDF)")
+        lookahead.add_argument(
+            "--threshold", type=float, default=0.0, help="context graph: below this posterior a page is 'other'",
+        )
+        lookahead.add_argument("--gamma", type=float, default=0.5, help="link value: discount per link")
+        lookahead.add_argument("--horizon", type=int, default=6, help="link value: links looked ahead")
+        lookahead.add_argument("--window", type=int, default=10, help="words each side of a link that are its context")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
@@ -57,6 +77,9 @@ class Command(ProjectCommand):
         for path in (opts.labels, opts.warc):
             if path and not Path(path).is_file():
                 raise FileNotFoundError(2, "no such file", path)
+        if opts.kind != "taxonomy":
+            self._train_lookahead(opts)
+            return
         if not 0 <= opts.holdout < 1:
             raise UsageError(f"--holdout must be from 0 to below 1, got {opts.holdout}")
         started = time.monotonic()
@@ -85,3 +108,32 @@ class Command(ProjectCommand):
             f"\nModel of {len(model.taxonomy) - 1} categories trained on all {model.trained_pages} pages"
             f" written to {opts.output} ({time.monotonic() - started:.1f}s)"
         )
+
+    def _train_lookahead(self, opts: argparse.Namespace) -> None:
+        from crawlproject.labels import LabelsError, parse_categories
+        from crawlproject.lookahead.context_graph import ContextGraphModel
+        from crawlproject.lookahead.link_value import LinkValueModel
+        from crawlproject.lookahead.training import training_graph
+
+        good = parse_categories(opts.good)
+        if not good:
+            raise UsageError(f"--kind {opts.kind} needs --good CATEGORY[,CATEGORY…]: the pages to look ahead to")
+        if not opts.warc:
+            raise UsageError(f"--kind {opts.kind} learns from a link graph: give --warc (a corpus, or a crawl's WARC)")
+        if opts.depth < 1 or opts.horizon < 0 or not 0 <= opts.gamma < 1 or opts.window < 0:
+            raise UsageError("--depth must be ≥ 1, --horizon ≥ 0, --gamma in [0, 1), --window ≥ 0")
+        started = time.monotonic()
+        try:
+            graph = training_graph(opts.warc, opts.labels, good, opts.window, opts.cache_dir or None)
+        except LabelsError as exc:
+            raise ValueError(str(exc)) from None
+        print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")
+        model: ContextGraphModel | LinkValueModel
+        if opts.kind == "context-graph":
+            model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold).fit(graph)
+            print("pages per layer (the last: other):", model.report["pages_per_layer"])
+        else:
+            model = LinkValueModel(opts.gamma, opts.horizon, opts.window).fit(graph)
+            print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
+        model.save(opts.output)
+        print(f"{opts.kind} model written to {opts.output} ({time.monotonic() - started:.1f}s)")

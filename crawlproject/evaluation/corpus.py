@@ -14,6 +14,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
@@ -25,6 +26,11 @@ from crawlproject.page import Page
 from crawlproject.replay.archive import ArchiveError, check_warc
 from crawlproject.text import TermAnalyzer
 from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -85,27 +91,48 @@ def load_corpus(
     cache_file = None
     if cache_dir is not None:
         cache_file = Path(cache_dir) / f"corpus-{_fingerprint(warc, labels)}.pickle"
-        if cache_file.exists():
-            with cache_file.open("rb") as f:
-                corpus: Corpus = pickle.load(f)
-            return corpus
+    return cached(cache_file, lambda: _read_corpus(warc, labels))
+
+
+def _read_corpus(warc: Path, labels: Path) -> Corpus:
     corpus = Corpus(labels=load_labels(labels))
-    check_warc(warc)
-    try:
-        _read_pages(warc, corpus)
-    except (ArchiveLoadFailed, EOFError, zlib.error) as exc:
-        raise ArchiveError(f"not a WARC file: {warc} ({str(exc).strip()})") from None
+    for url, page in archived_pages(warc):
+        corpus.text[url] = page.text if page is not None else ""
+        corpus.outlinks[url] = [link.key for link in page.links] if page is not None else []
     logger.info("Read %d pages from %s", len(corpus.text), warc)
+    return corpus
+
+
+def cached(cache_file: Path | None, build: Callable[[], T]) -> T:
+    """What *cache_file* holds, or *build*'s result, written there atomically
+    (a cache of our own making: these pickles are never downloaded)."""
+    if cache_file is not None and cache_file.exists():
+        with cache_file.open("rb") as f:
+            value: T = pickle.load(f)  # noqa: S301
+        return value
+    value = build()
     if cache_file is not None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache_file.with_suffix(".tmp")
         with tmp.open("wb") as f:
-            pickle.dump(corpus, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(cache_file)
-    return corpus
+    return value
 
 
-def _read_pages(warc: Path, corpus: Corpus) -> None:
+def archived_pages(warc: str | Path) -> Iterator[tuple[str, Page | None]]:
+    """Every page the archive answers 200 for, first capture only, as the
+    crawler parses it: canonical URL and Page (None for a non-HTML body).
+    A file that is not a WARC raises ArchiveError."""
+    check_warc(Path(warc))
+    try:
+        yield from _archived_pages(Path(warc))
+    except (ArchiveLoadFailed, EOFError, zlib.error) as exc:
+        raise ArchiveError(f"not a WARC file: {warc} ({str(exc).strip()})") from None
+
+
+def _archived_pages(warc: Path) -> Iterator[tuple[str, Page | None]]:
+    seen: set[str] = set()
     with warc.open("rb") as f:
         for record in ArchiveIterator(f):
             if record.rec_type != "response" or record.http_headers is None:
@@ -113,19 +140,18 @@ def _read_pages(warc: Path, corpus: Corpus) -> None:
             if record.http_headers.get_statuscode() != "200":
                 continue
             url = canonicalize(record.rec_headers.get_header("WARC-Target-URI"))
-            if url in corpus.text:
+            if url in seen:
                 continue  # first capture wins, as in the replay
+            seen.add(url)
             content_type = record.http_headers.get_header("Content-Type")
             body = record.content_stream().read()[:DEFAULT_MAX_BYTES]
             if not is_html_content_type(content_type):
-                corpus.text[url], corpus.outlinks[url] = "", []
+                yield url, None
                 continue
             response = HtmlResponse(
                 url=url, body=body, headers={"Content-Type": content_type or "text/html"}
             )
-            page = Page.from_response(response)
-            corpus.text[url] = page.text
-            corpus.outlinks[url] = [link.key for link in page.links]
+            yield url, Page.from_response(response)
 
 
 def _fingerprint(*paths: Path) -> str:

@@ -33,6 +33,7 @@ from crawlproject.urls import host_of
 if TYPE_CHECKING:
     from crawlproject.evaluation.corpus import Corpus
     from crawlproject.evaluation.topics import Topic
+    from crawlproject.lookahead.training import TrainingGraph
 
 
 def topic_training_examples(corpus: Corpus, topic: Topic) -> Examples:
@@ -64,6 +65,33 @@ def good_category(examples: Examples, topic: Topic) -> str:
             return path
         path = parent_path(path)
     return topic.category
+
+
+def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic) -> TrainingGraph:
+    """The corpus's link graph under the same protocol: the pages of the
+    topic's hosts are left out except its seeds; targets are the kept pages
+    of the good category (:func:`good_category`), the seeds among them."""
+    held_out_hosts = {host_of(url) for url in relevant_set(topic, corpus)}
+    seeds = set(topic.seeds)
+    good = good_category(topic_training_examples(corpus, topic), topic)
+    kept = graph.restricted(lambda url: url in seeds or host_of(url) not in held_out_hosts)
+    return kept.with_targets((good,))
+
+
+def train_lookahead_model(graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path) -> Path:
+    """Train (or reuse, when *path* exists) the topic's context-graph or
+    link-value model, host-disjoint as :func:`train_topic_model`."""
+    from crawlproject.lookahead.context_graph import ContextGraphModel
+    from crawlproject.lookahead.link_value import LinkValueModel
+
+    if path.exists():
+        return path
+    training = topic_training_graph(graph, corpus, topic)
+    model = ContextGraphModel() if kind == "context-graph" else LinkValueModel(window=graph.window)
+    model.fit(training)
+    model.report.update({"protocol": "host-disjoint", "topic": topic.id})
+    model.save(path)
+    return path
 
 
 def train_topic_model(

@@ -22,9 +22,12 @@ SPIDERS = {
     "oracle": "oracle",
     "path-oracle": "pathoracle",
     "focused": "focused",
+    "context-graph": "contextgraph",
+    "link-value": "linkvalue",
+    "infospiders": "infospiders",
 }
 #: strategies that need a trained taxonomy model (crawlproject.evaluation.models)
-NEEDS_MODEL = frozenset({"focused"})
+NEEDS_MODEL = frozenset({"focused", "context-graph", "link-value"})
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ def run_crawl_job(
         "-a", f"strategy_label={job.variant.label}",
     ]
     if job.model is not None:
-        command += ["-a", f"model={job.model}", "-a", f"good={job.good or job.topic.category}"]
+        command += ["-a", f"model={job.model}"]
+        if job.variant.strategy == "focused":
+            command += ["-a", f"good={job.good or job.topic.category}"]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603

@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-_FOCUSED_STATS = ("focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/")
+_FOCUSED_STATS = (
+    "focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/", "focus/link_value/", "focus/infospiders/",
+)
 _STEPS = 10  # progress lines per page budget
 
 
@@ -152,7 +154,8 @@ class CrawlProgress:
         if isinstance(output, CrawlOutput) and output.resumed:
             # counts above are this run's; the history numbers on from the last
             result["resumed_after_pages"] = output.next_order - 1
-        # What the focused crawler's classifier, distiller and learner did.
+        # What the strategy did: the focused crawler's classifier, distiller and
+        # learner; the link-value learner; the InfoSpiders population.
         focused = {
             key.removeprefix("focus/"): value
             for key, value in stats.get_stats().items()

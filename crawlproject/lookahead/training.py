@@ -1,0 +1,111 @@
+"""A training graph: pages with their text, which of them are targets (of
+the good categories), and every outlink with its anchor and context words —
+what the look-ahead models learn from.
+
+It comes from a labelled corpus (a WARC plus labels.tsv) or from a crawl
+that wrote a WARC (FOCUS_WARC_OUTPUT) and labels for some of its pages. The
+links of a page keep their targets whether or not the archive holds them:
+a link to a page nobody archived is a link worth nothing, and a crawler on
+a partial snapshot meets many.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crawlproject.evaluation.corpus import archived_pages, cached
+from crawlproject.labels import is_relevant, load_labels
+from crawlproject.lookahead.graph import reverse
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+_CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LinkRecord:
+    target: str  # canonical URL
+    anchor: str
+    context: str  # up to ``window`` words each side of the anchor
+
+
+@dataclass
+class TrainingGraph:
+    text: dict[str, str] = field(default_factory=dict)
+    links: dict[str, list[LinkRecord]] = field(default_factory=dict)
+    targets: set[str] = field(default_factory=set)
+    labels: dict[str, str] = field(default_factory=dict)
+    window: int = 10
+
+    def outlinks(self) -> dict[str, list[str]]:
+        return {page: [link.target for link in links] for page, links in self.links.items()}
+
+    def inlinks(self) -> dict[str, list[str]]:
+        return reverse(self.outlinks())
+
+    def restricted(self, keep: Callable[[str], bool]) -> TrainingGraph:
+        """The graph of the pages *keep* accepts: their links still point
+        anywhere, but only kept pages are targets or have text and links."""
+        pages = [url for url in self.text if keep(url)]
+        return TrainingGraph(
+            text={url: self.text[url] for url in pages},
+            links={url: self.links.get(url, []) for url in pages},
+            targets={url for url in self.targets if keep(url)},
+            labels={url: c for url, c in self.labels.items() if keep(url)},
+            window=self.window,
+        )
+
+    def with_targets(self, good: Iterable[str]) -> TrainingGraph:
+        """The same graph, its targets the labelled pages of the *good* categories."""
+        good = tuple(good)
+        targets = {url for url, category in self.labels.items() if url in self.text and is_relevant(category, good)}
+        return TrainingGraph(self.text, self.links, targets, self.labels, self.window)
+
+
+def link_graph(warc: str | Path, window: int = 10, cache_dir: str | Path | None = ".cache") -> TrainingGraph:
+    """Text and outlinks (with anchor and context) of every page of *warc*;
+    no labels or targets yet (see :func:`training_graph`). Cached."""
+    warc = Path(warc)
+    cache_file = None
+    if cache_dir is not None:
+        stat = warc.stat()
+        digest = hashlib.sha1(  # noqa: S324 (a cache key)
+            f"{_CACHE_VERSION}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{window}".encode()
+        ).hexdigest()[:16]
+        cache_file = Path(cache_dir) / f"linkgraph-{digest}.pickle"
+    return cached(cache_file, lambda: _read_link_graph(warc, window))
+
+
+def _read_link_graph(warc: Path, window: int) -> TrainingGraph:
+    graph = TrainingGraph(window=window)
+    for url, page in archived_pages(warc):
+        graph.text[url] = page.text if page is not None else ""
+        graph.links[url] = [
+            LinkRecord(link.key, *_anchor_and_context(page, link, window)) for link in page.links
+        ] if page is not None else []
+    return graph
+
+
+def _anchor_and_context(page: object, link: object, window: int) -> tuple[str, str]:
+    found = page.link_context(link, window)  # type: ignore[attr-defined]
+    return found.anchor, found.context
+
+
+def training_graph(
+    warc: str | Path, labels: str | Path, good: Iterable[str], window: int = 10,
+    cache_dir: str | Path | None = ".cache",
+) -> TrainingGraph:
+    """The link graph of *warc* with the labels of *labels*; targets = the
+    labelled pages of the *good* categories (or below them)."""
+    graph = link_graph(warc, window, cache_dir)
+    graph.labels = load_labels(labels)
+    graph = graph.with_targets(good)
+    if not graph.targets:
+        raise ValueError(
+            f"no page of {warc} is labelled with a good category ({', '.join(good)}) in {labels}: nothing to learn from"
+        )
+    return graph

@@ -1,0 +1,55 @@
+"""Spiders of the strategies that look ahead (SPEC §2; docs/strategies.md):
+
+    scrapy train --kind context-graph --labels L --warc W --good course -o cg.npz
+    scrapy crawl contextgraph -a model=cg.npz -a seeds=seeds.txt
+
+    scrapy train --kind link-value --labels L --warc W --good course -o lv.npz
+    scrapy crawl linkvalue -a model=lv.npz -a seeds=seeds.txt
+
+    scrapy crawl infospiders -a query="course syllabus homework" -a seeds=seeds.txt
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crawlproject.spiders.base import FocusedSpider
+from crawlproject.strategies.base import Topic
+from crawlproject.strategies.context_graph import ContextGraphStrategy
+from crawlproject.strategies.infospiders import InfoSpidersStrategy
+from crawlproject.strategies.link_value import LinkValueStrategy
+
+
+class ModelSpider(FocusedSpider):
+    """A spider whose strategy reads a trained model: ``-a model=FILE``, the
+    class attribute ``model``, or the FOCUS_MODEL setting. Abstract."""
+
+    model: str = ""
+
+    def __init__(self, model: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.model_path = model or type(self).model
+
+    def _topic(self) -> Topic:
+        return Topic(query=self.query, model=self.model_path)
+
+
+class ContextGraphSpider(ModelSpider):
+    """Diligenti et al.'s context-focused crawler: a queue per layer."""
+
+    name = "contextgraph"
+    strategy_class = ContextGraphStrategy
+
+
+class LinkValueSpider(ModelSpider):
+    """Rennie & McCallum's learned link value, learning on while it crawls."""
+
+    name = "linkvalue"
+    strategy_class = LinkValueStrategy
+
+
+class InfoSpidersSpider(FocusedSpider):
+    """Menczer's InfoSpiders: a population of learning agents."""
+
+    name = "infospiders"
+    strategy_class = InfoSpidersStrategy

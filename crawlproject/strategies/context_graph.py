@@ -1,0 +1,72 @@
+"""The context-focused crawler (Diligenti et al. 2000; SPEC §2).
+
+A layer classifier (crawlproject.lookahead.context_graph, trained by
+``scrapy train --kind context-graph``) puts each fetched page in
+layer i — "about i links before a target" — or "other"; the page's links
+join queue i. The crawler always pops from the non-empty queue with the
+smallest i. One best-first frontier serves all queues: a link of a layer-i
+page scores −i + confidence (confidence in [0, 1), the page's posterior),
+so every link of layer i outranks every link of layer i + 1, and within a
+layer the pages placed with more confidence go first.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawlproject import config
+from crawlproject.classify.model import ModelError
+from crawlproject.config import SettingsError
+from crawlproject.lookahead.context_graph import ContextGraphModel
+from crawlproject.strategies.base import CrawlStrategy
+from crawlproject.text import TermAnalyzer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from crawlproject.lookahead.context_graph import Placement
+    from crawlproject.page import Page
+    from crawlproject.strategies.base import Topic
+
+
+def model_path(crawler: Crawler, topic: Topic, strategy: str, kind: str) -> str:
+    """The model file named by ``-a model=`` or FOCUS_MODEL, or a clear error."""
+    path = topic.model or config.get_str(crawler.settings, "FOCUS_MODEL")
+    if not path:
+        raise SettingsError(
+            f"the {strategy} crawler needs a model: -a model=FILE "
+            f"(from `scrapy train --kind {kind}`)"
+        )
+    return path
+
+
+class ContextGraphStrategy(CrawlStrategy):
+    name = "context-graph"
+
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel):
+        super().__init__(topic, analyzer)
+        self.model = model
+        self._placements: dict[str, Placement] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        path = model_path(crawler, topic, "context-graph", "context-graph")
+        try:
+            model = ContextGraphModel.load(path)
+        except ModelError as exc:
+            raise SettingsError(str(exc)) from None
+        return cls(topic, TermAnalyzer(stem=True), model)
+
+    def page_relevance(self, page: Page) -> float:
+        """Pr(layer 0 | page); the page's layer is kept for its links."""
+        placement = self.model.place([page.text])[0]
+        self._placements[page.key] = placement
+        return placement.target
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        placement = self._placements.pop(page.key, None) or self.model.place([page.text])[0]
+        confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
+        return [-placement.layer + confidence] * len(page.links)

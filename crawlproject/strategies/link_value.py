@@ -1,0 +1,91 @@
+"""Learned link value (Rennie & McCallum 1999; SPEC §2 via issue 15): every
+link scores the discounted number of targets it is predicted to lead to
+(crawlproject.lookahead.link_value, trained by
+``scrapy train --kind link-value``), and the model keeps learning
+from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
+the link that led to it learns reward(page) + γ · max value of its links.
+
+The features of a queued link wait in memory until its page arrives (at
+most FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a
+long crawl learns from its recent links).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from crawlproject import config
+from crawlproject.classify.model import ModelError
+from crawlproject.config import SettingsError
+from crawlproject.lookahead.link_value import LinkValueModel, link_tokens
+from crawlproject.strategies.base import CrawlStrategy
+from crawlproject.strategies.context_graph import model_path
+from crawlproject.text import TermAnalyzer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from crawlproject.page import Page
+    from crawlproject.strategies.base import Topic
+
+
+class LinkValueStrategy(CrawlStrategy):
+    name = "link-value"
+
+    def __init__(
+        self, topic: Topic, analyzer: TermAnalyzer, model: LinkValueModel, online: bool = True, memory: int = 200000,
+        crawler: Crawler | None = None,
+    ):
+        super().__init__(topic, analyzer)
+        self.model, self.online, self.memory = model, online, memory
+        self.crawler = crawler
+        self._pending: OrderedDict[str, list[str]] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+        settings = crawler.settings
+        online = config.get_bool(settings, "FOCUS_LINK_VALUE_ONLINE")
+        memory = config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0)
+        path = model_path(crawler, topic, "link-value", "link-value")
+        try:
+            model = LinkValueModel.load(path)
+        except ModelError as exc:
+            raise SettingsError(str(exc)) from None
+        return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler)
+
+    def page_relevance(self, page: Page) -> float:
+        """Pr(target | page) by the model's page classifier: the reward."""
+        return self.model.page_probability(page.text)
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        reward = relevance if relevance is not None else self.page_relevance(page)
+        good = reward > 0.5
+        window = self.model.window
+        tokens = []
+        for link in page.links:
+            context = page.link_context(link, window)
+            tokens.append(link_tokens(context.anchor, context.context, link.key, good))
+        values = self.model.predict(tokens)
+        if self.online:
+            self._learn(page, float(good), float(values.max()) if len(values) else 0.0)
+            for link, features in zip(page.links, tokens, strict=True):
+                self._remember(link.key, features)
+        return [float(v) for v in values]
+
+    def _learn(self, page: Page, reward: float, best_next: float) -> None:
+        features = self._pending.pop(page.key, None)
+        if features is not None:
+            self.model.learn(features, reward + self.model.gamma * best_next)
+            if self.crawler is not None and self.crawler.stats is not None:
+                self.crawler.stats.inc_value("focus/link_value/learned")
+
+    def _remember(self, key: str, features: list[str]) -> None:
+        if key in self._pending or self.memory == 0:
+            return  # the first link found to a page is the one that is queued
+        self._pending[key] = features
+        if len(self._pending) > self.memory:
+            self._pending.popitem(last=False)

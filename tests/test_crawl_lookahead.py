@@ -1,0 +1,95 @@
+"""The look-ahead crawlers end to end: `scrapy train --kind …` on the real
+WebKB corpus, real crawls of the replayed corpus with each, and the errors
+a user gets for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawlproject.lookahead.context_graph import ContextGraphModel
+from crawlproject.lookahead.link_value import LinkValueModel
+from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run_crawl
+
+
+def train(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "train", "--labels", str(WEBKB_LABELS), "--cache-dir", str(ROOT / ".cache"), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("lookahead")
+    found = {}
+    for kind in ("context-graph", "link-value"):
+        path = folder / f"{kind}.npz"
+        done = train("--warc", str(WEBKB_WARC), "--kind", kind, "--good", "course", "-o", str(path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "targets (course)" in done.stdout and f"{kind} model written" in done.stdout
+        found[kind] = path
+    return found
+
+
+def crawl(spider: str, folder: Path, proxy: str, pages: int, extra: list[str], **settings: Any) -> Any:
+    result = run_crawl(
+        spider, folder, UNIVERSITY_HOMES, proxy,
+        settings={"FOCUS_OK_PAGECOUNT": pages, "FOCUS_STORE_PAGES": "false", **settings}, extra_args=extra,
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    return result
+
+
+def test_context_graph_crawl_pops_the_nearest_layer_first(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+    model = ContextGraphModel.load(models["context-graph"])
+    assert model.depth == 3 and int(model.report["pages_per_layer"]["0"]) > 500  # WebKB has ~900 course pages
+    result = crawl("contextgraph", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['context-graph']}"])
+    pages = [r for r in result.history if r["status"] == 200]
+    assert len(pages) >= 120
+    assert all(0.0 <= r["relevance"] <= 1.0 for r in pages if r["relevance"] is not None)
+    # a link's score is −layer + confidence of the page it was found on
+    scores = [r["score"] for r in result.history if r["score"] is not None]
+    assert all(-model.other <= s < 1 for s in scores)
+    assert any(s > 0 for s in scores)  # links of pages placed in layer 0 were followed
+
+
+def test_link_value_crawl_keeps_learning(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+    model = LinkValueModel.load(models["link-value"])
+    assert model.report["links_per_bin"][0] > sum(model.report["links_per_bin"][1:])  # most links lead nowhere
+    result = crawl("linkvalue", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['link-value']}"])
+    assert result.summary.get("focused", {}).get("link_value/learned", 0) > 50
+    off = crawl("linkvalue", tmp_path / "off", webkb_replay.proxy_url, 60, ["-a", f"model={models['link-value']}"],
+                FOCUS_LINK_VALUE_ONLINE="false")
+    assert "link_value/learned" not in off.summary.get("focused", {})
+
+
+def test_infospiders_crawl_runs_a_population(webkb_replay: Any, tmp_path: Path) -> None:
+    result = crawl("infospiders", tmp_path, webkb_replay.proxy_url, 150, ["-a", "query=course syllabus homework"],
+                   FOCUS_INFOSPIDERS_AGENTS=4)
+    pages = [r for r in result.history if r["status"] == 200]
+    assert len(pages) >= 150
+    assert any(r["relevance"] and r["relevance"] > 0 for r in pages)  # pages sharing the query's words
+    stats = result.summary.get("focused", {})
+    events = stats.get("infospiders/born", 0) + stats.get("infospiders/died", 0)
+    assert events > 0  # 150 pages of mixed worth: agents are born or die
+
+
+def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+    done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "-o", str(tmp_path / "m.npz"))
+    assert done.returncode != 0 and "needs --good" in done.stderr
+    done = train("--warc", str(WEBKB_WARC), "--kind", "context-graph", "--good", "nosuchcategory", "-o", str(tmp_path / "m.npz"))
+    assert done.returncode != 0 and "nothing to learn from" in done.stderr
+    done = train("--pages", str(tmp_path), "--kind", "context-graph", "--good", "course", "-o", str(tmp_path / "m.npz"))
+    assert done.returncode != 0 and "give --warc" in done.stderr
+    for spider, args, message in (
+        ("linkvalue", [], "needs a model"),
+        ("linkvalue", ["-a", f"model={models['context-graph']}"], "not a crawlproject/link-value/1 model"),
+        ("contextgraph", ["-a", f"model={tmp_path / 'missing.npz'}"], "does not exist"),
+    ):
+        result = run_crawl(spider, tmp_path / spider, UNIVERSITY_HOMES, webkb_replay.proxy_url, extra_args=args)
+        assert result.returncode != 0 and message in result.log, result.log[-2000:]

@@ -1,0 +1,192 @@
+"""The look-ahead strategies' pieces on hand-made graphs: context-graph
+layers, Q-value targets computed by hand, the two models, and InfoSpiders'
+energy accounting, reproduction, death and learning."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crawlproject import meta as keys
+from crawlproject.classify.model import ModelError
+from crawlproject.lookahead.context_graph import ContextGraphModel
+from crawlproject.lookahead.graph import discounted_targets, layers, reverse
+from crawlproject.lookahead.link_value import LinkValueModel, link_tokens, value_bins
+from crawlproject.lookahead.training import LinkRecord, TrainingGraph
+from crawlproject.page import Link, Page
+from crawlproject.strategies.base import Topic
+from crawlproject.strategies.infospiders import INITIAL_ENERGY, InfoSpidersStrategy
+from crawlproject.text import TermAnalyzer
+
+#   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
+OUTLINKS = {"s": ["h", "y"], "h": ["c1", "c2", "x"], "x": ["c1"], "y": ["z"], "c1": [], "c2": [], "z": []}
+
+
+def test_layers_are_shortest_link_distances_before_the_targets() -> None:
+    inlinks = reverse(OUTLINKS)
+    assert layers(["c1", "c2"], inlinks, depth=3) == {"c1": 0, "c2": 0, "h": 1, "x": 1, "s": 2}
+    assert layers(["c1", "c2"], inlinks, depth=1) == {"c1": 0, "c2": 0, "h": 1, "x": 1}
+    assert "y" not in layers(["c1", "c2"], inlinks, depth=5)  # y leads nowhere near a target
+
+
+def test_q_value_targets_by_hand() -> None:
+    # γ = 0.5: V(u) = Σ_t γ^d(u,t)
+    # c1, c2: 1 each (themselves); x: c1 one link away = 0.5;
+    # h: c1 and c2 one link away = 1.0; s: both two links away = 0.5;
+    # y, z: no target reachable: absent (value 0)
+    value = discounted_targets(["c1", "c2"], reverse(OUTLINKS), gamma=0.5, horizon=5)
+    assert value == {"c1": 1.0, "c2": 1.0, "x": 0.5, "h": 1.0, "s": 0.5}
+    # a horizon of 1 link: s is two links away from every target
+    assert "s" not in discounted_targets(["c1", "c2"], reverse(OUTLINKS), 0.5, horizon=1)
+    assert discounted_targets(["c1"], reverse(OUTLINKS), 0.0, 5) == {"c1": 1.0, "x": 0.0, "h": 0.0, "s": 0.0}
+
+
+def hand_graph(copies: int = 4) -> TrainingGraph:
+    """Course sites: a department page links to a course index (anchor
+    "courses"), which links to course pages; people pages are elsewhere."""
+    graph = TrainingGraph(window=10)
+    for i in range(copies):
+        dept, index, people = f"http://u{i}.test/", f"http://u{i}.test/courses/", f"http://u{i}.test/people/"
+        graph.text[dept] = "department of computer science welcome news"
+        graph.text[index] = "list of courses offered this semester undergraduate graduate"
+        graph.text[people] = "faculty staff students directory phone"
+        graph.links[dept] = [LinkRecord(index, "courses", "teaching"), LinkRecord(people, "people", "directory")]
+        graph.links[index] = []
+        graph.links[people] = []
+        for j in range(3):
+            course = f"http://u{i}.test/courses/cs{j}/"
+            graph.text[course] = "syllabus lecture homework exam grading"
+            graph.links[course] = []
+            graph.links[index].append(LinkRecord(course, f"cs{j} lecture", "syllabus"))
+            graph.targets.add(course)
+        for j in range(3):
+            person = f"http://u{i}.test/people/p{j}/"
+            graph.text[person] = "home page research interests publications hobbies"
+            graph.links[person] = []
+            graph.links[people].append(LinkRecord(person, f"person {j}", "home"))
+    return graph
+
+
+def test_context_graph_model_places_pages_in_their_layer(tmp_path: Path) -> None:
+    model = ContextGraphModel(depth=2, features=100).fit(hand_graph())
+    assert model.report["pages_per_layer"] == {"0": 12, "1": 4, "2": 4, "3": 16}
+    placed = model.place([
+        "lecture homework syllabus", "courses offered this semester", "department computer science", "research hobbies",
+    ])
+    assert [p.layer for p in placed] == [0, 1, 2, 3]  # 3 = "other"
+    assert placed[0].target > 0.5 > placed[3].target
+    model.save(tmp_path / "cg.npz")
+    again = ContextGraphModel.load(tmp_path / "cg.npz")
+    assert [p.layer for p in again.place(["courses offered"])] == [1]
+    strict = ContextGraphModel(depth=2, features=100, threshold=0.999999).fit(hand_graph())
+    assert strict.place(["courses department people"])[0].layer == strict.other  # unsure: "other"
+
+
+def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> None:
+    model = LinkValueModel(gamma=0.5, horizon=3).fit(hand_graph())
+    # training values: a course link 1, the index link 3 × 0.5 = 1.5, people links 0
+    assert model.report["links"] == 4 * (2 + 3 + 3)
+    assert model.report["links_per_bin"][0] == 4 * (1 + 3)  # the people and person links
+    values = model.predict([
+        link_tokens("courses", "teaching", "http://new.test/courses/", False),
+        link_tokens("people", "directory", "http://new.test/people/", False),
+        link_tokens("cs5 lecture", "syllabus", "http://new.test/courses/cs5/", False),
+    ])
+    assert values[0] > values[1] and values[2] > values[1]
+    model.save(tmp_path / "lv.npz")
+    again = LinkValueModel.load(tmp_path / "lv.npz")
+    assert np.allclose(again.predict([link_tokens("courses", "", "http://a.test/courses/", False)]),
+                       model.predict([link_tokens("courses", "", "http://a.test/courses/", False)]))
+    # online: a link unlike any seen, learnt valuable, is then predicted higher
+    new = link_tokens("seminar", "talks", "http://new.test/talks/", True)
+    before = again.predict([new])[0]
+    for _ in range(20):
+        again.learn(new, 1.5)
+    assert again.predict([new])[0] > before and again.learned == 20
+
+
+def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
+    assert value_bins([0, 0]).tolist() == [0.0]
+    assert value_bins([0, 1, 1, 1]).tolist() == [0.0, 1.0]
+    (tmp_path / "junk.npz").write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="not a readable model file"):
+        LinkValueModel.load(tmp_path / "junk.npz")
+    ContextGraphModel(depth=1, features=50).fit(hand_graph()).save(tmp_path / "cg.npz")
+    with pytest.raises(ModelError, match="not a crawlproject/link-value/1 model"):
+        LinkValueModel.load(tmp_path / "cg.npz")
+    with pytest.raises(ModelError, match="does not exist"):
+        ContextGraphModel.load(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="no target page"):
+        ContextGraphModel().fit(TrainingGraph(text={"a": "words"}, links={"a": []}))
+
+
+def page(url: str, text: str, links: list[str], agent: int | None = None) -> Page:
+    meta = {} if agent is None else {keys.AGENT: agent}
+    return Page(url, text, [Link(u, "course" if "c" in u else "other") for u in links], meta=meta)
+
+
+def test_infospiders_energy_reproduction_and_death() -> None:
+    spiders = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=3, seed=1)
+    a0, a1 = spiders.agents[0], spiders.agents[1]
+    # seeds are dealt out round-robin; the first page costs nothing (no mean yet)
+    relevant = page("http://h.test/0", "course syllabus course syllabus lecture lecture lecture", ["http://h.test/c1"])
+    sim = spiders.page_relevance(relevant)
+    spiders.score_links(relevant, sim)
+    assert a0.energy == pytest.approx(INITIAL_ENERGY + sim)
+    assert spiders.child_state(relevant, sim) == {keys.AGENT: 0}
+    # agent 1 fetches an irrelevant page: it pays the mean similarity so far (sim)
+    dull = page("http://h.test/1", "weather news", ["http://h.test/x"])
+    spiders.score_links(dull, 0.0)
+    assert a1.energy == pytest.approx(INITIAL_ENERGY - sim)
+    # agent 0 again on a relevant page: above 2 × the initial energy, it reproduces
+    mean = sim / 2
+    again = page("http://h.test/c1", "course syllabus lecture lecture", ["http://h.test/c2"], agent=0)
+    spiders.score_links(again, sim)
+    energy = INITIAL_ENERGY + sim + sim - mean
+    assert energy >= 2 * INITIAL_ENERGY  # the page set-up makes sure of it
+    child = spiders.agents[2]
+    assert a0.energy == pytest.approx(energy / 2) == pytest.approx(child.energy)
+    assert child.keywords == [*a0.keywords, "lectur"]  # the page's most frequent new term
+    assert child.hidden.shape == (a0.hidden.shape[0], a0.hidden.shape[1] + 1)
+    assert spiders.child_state(again, sim) == {keys.AGENT: 2}  # the page's links are the offspring's
+    # agent 1 keeps fetching dull pages: it dies at zero energy
+    for n in range(20):
+        if not a1.alive:
+            break
+        spiders.score_links(page(f"http://h.test/d{n}", "weather", [], agent=1), 0.0)
+    assert not a1.alive and spiders.deaths == 1 and a1.energy <= 0
+    assert len(spiders.living()) == 2
+    # its links are adopted by the richest living agent; the last agent never dies
+    for n in range(200):
+        spiders.score_links(page(f"http://h.test/e{n}", "weather", [], agent=1), 0.0)
+    assert len(spiders.living()) == 1 and spiders.deaths == 2
+
+
+def test_infospiders_net_learns_to_predict_page_similarity() -> None:
+    spiders = InfoSpidersStrategy(Topic(query="course"), TermAnalyzer(stem=True), agents=1, seed=3, learning_rate=0.5)
+    agent = spiders.agents[0]
+    x = np.array([1.0])
+    errors = [abs(agent.learn(x, 0.9, 0.5)) for _ in range(200)]
+    assert errors[-1] < errors[0] / 4
+    assert abs(agent.forward(x)[1] - 0.9) < 0.05
+    # in a crawl: the link's inputs wait until its page arrives, then the net learns
+    parent = page("http://h.test/", "course", ["http://h.test/c"])
+    spiders.score_links(parent, 1.0)
+    assert "http://h.test/c" in spiders._pending
+    spiders.score_links(page("http://h.test/c", "course course", [], agent=0), 1.0)
+    assert "http://h.test/c" not in spiders._pending
+
+
+def test_infospiders_selection_is_a_softmax_of_link_worth() -> None:
+    # Gumbel-max: the share of first places follows e^{β μ} / Σ e^{β μ'}
+    spiders = InfoSpidersStrategy(Topic(query="course"), TermAnalyzer(stem=True), agents=1, beta=2.0, seed=7)
+    wins = 0
+    trials = 4000
+    for _ in range(trials):
+        high, low = 2.0 * 0.9 + spiders._gumbel(), 2.0 * 0.4 + spiders._gumbel()
+        wins += high > low
+    expected = math.exp(1.8) / (math.exp(1.8) + math.exp(0.8))
+    assert abs(wins / trials - expected) < 0.03
