@@ -93,3 +93,22 @@ def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_re
     ):
         result = run_crawl(spider, tmp_path / spider, UNIVERSITY_HOMES, webkb_replay.proxy_url, extra_args=args)
         assert result.returncode != 0 and message in result.log, result.log[-2000:]
+
+
+def test_context_graph_from_a_search_index_backlink_queries(webkb_replay: Any, tmp_path: Path) -> None:
+    """Diligenti et al. built layers with a search engine's backlink
+    queries: a crawl indexed with FOCUS_INDEX_DIR serves as that engine."""
+    index = tmp_path / "index"
+    crawl("breadthfirst", tmp_path / "crawl", webkb_replay.proxy_url, 200, [], FOCUS_INDEX_DIR=str(index),
+          FOCUS_INDEX_COMMIT_PAGES=50)
+    model_path = tmp_path / "cg.npz"
+    done = train("--index", str(index), "--kind", "context-graph", "--good", "course", "--depth", "2", "-o", str(model_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    model = ContextGraphModel.load(model_path)
+    layers = {int(k): v for k, v in model.report["pages_per_layer"].items()}
+    assert layers[0] > 0 and layers[1] > 0  # course pages and pages linking to them, by backlinks
+    assert sum(layers.values()) >= 200  # every indexed page with text: a layer or "other"
+    wrong = train("--index", str(index), "--kind", "link-value", "--good", "course", "-o", str(tmp_path / "lv.npz"))
+    assert wrong.returncode != 0 and "no anchors" in wrong.stderr
+    missing = train("--index", str(tmp_path / "nothing"), "--kind", "context-graph", "--good", "course", "-o", str(model_path))
+    assert missing.returncode != 0 and "not a search index" in missing.stderr

@@ -38,6 +38,9 @@ class Command(ProjectCommand):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--warc", help="the pages, as a WARC file")
         source.add_argument("--pages", help="the pages, as a crawl's output folder (pages.jsonl)")
+        source.add_argument(
+            "--index", help="context graph only: layers from a search index's backlink queries (FOCUS_INDEX_DIR)",
+        )
         parser.add_argument("-o", "--output", required=True, help="model file to write (.npz: arrays and JSON, no pickle)")
         parser.add_argument(
             "--holdout", type=float, default=0.2,
@@ -74,6 +77,8 @@ class Command(ProjectCommand):
         )
         from crawlproject.labels import LabelsError
 
+        if opts.index and opts.kind == "taxonomy":
+            raise UsageError("--index trains the context graph (--kind context-graph); the taxonomy model takes --warc or --pages")
         for path in (opts.labels, opts.warc):
             if path and not Path(path).is_file():
                 raise FileNotFoundError(2, "no such file", path)
@@ -113,18 +118,26 @@ class Command(ProjectCommand):
         from crawlproject.labels import LabelsError, parse_categories
         from crawlproject.lookahead.context_graph import ContextGraphModel
         from crawlproject.lookahead.link_value import LinkValueModel
-        from crawlproject.lookahead.training import training_graph
+        from crawlproject.lookahead.training import training_graph, training_graph_from_index
 
         good = parse_categories(opts.good)
         if not good:
             raise UsageError(f"--kind {opts.kind} needs --good CATEGORY[,CATEGORY…]: the pages to look ahead to")
-        if not opts.warc:
-            raise UsageError(f"--kind {opts.kind} learns from a link graph: give --warc (a corpus, or a crawl's WARC)")
+        if opts.index and opts.kind != "context-graph":
+            raise UsageError("--index serves the context graph only: its links have no anchors to learn link values from")
+        if not (opts.warc or opts.index):
+            raise UsageError(
+                f"--kind {opts.kind} learns from a link graph: give --warc (a corpus, or a crawl's WARC)"
+                + (" or --index (a search index)" if opts.kind == "context-graph" else "")
+            )
         if opts.depth < 1 or opts.horizon < 0 or not 0 <= opts.gamma < 1 or opts.window < 0:
             raise UsageError("--depth must be ≥ 1, --horizon ≥ 0, --gamma in [0, 1), --window ≥ 0")
         started = time.monotonic()
         try:
-            graph = training_graph(opts.warc, opts.labels, good, opts.window, opts.cache_dir or None)
+            if opts.index:
+                graph = training_graph_from_index(opts.index, opts.labels, good, opts.depth)
+            else:
+                graph = training_graph(opts.warc, opts.labels, good, opts.window, opts.cache_dir or None)
         except LabelsError as exc:
             raise ValueError(str(exc)) from None
         print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")

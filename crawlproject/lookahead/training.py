@@ -2,8 +2,10 @@
 the good categories), and every outlink with its anchor and context words —
 what the look-ahead models learn from.
 
-It comes from a labelled corpus (a WARC plus labels.tsv) or from a crawl
-that wrote a WARC (FOCUS_WARC_OUTPUT) and labels for some of its pages. The
+It comes from a labelled corpus (a WARC plus labels.tsv), from a crawl
+that wrote a WARC (FOCUS_WARC_OUTPUT) and labels for some of its pages, or —
+for the context graph, as Diligenti et al. built it — from a search
+engine's backlink queries (:func:`training_graph_from_index`). The
 links of a page keep their targets whether or not the archive holds them:
 a link to a page nobody archived is a link worth nothing, and a crawler on
 a partial snapshot meets many.
@@ -108,4 +110,48 @@ def training_graph(
         raise ValueError(
             f"no page of {warc} is labelled with a good category ({', '.join(good)}) in {labels}: nothing to learn from"
         )
+    return graph
+
+
+def training_graph_from_index(
+    index: str | Path, labels: str | Path, good: Iterable[str], depth: int
+) -> TrainingGraph:
+    """The context graph as Diligenti et al. built it: from the labelled
+    pages of the *good* categories that the search index holds, backlink
+    queries layer by layer (*depth* layers), every page's text from the
+    index; every other indexed page is there too (the "other" class). Links
+    carry no anchors (the index keeps the words near a link only as votes):
+    enough for layers, not for the link-value model."""
+    from crawlproject.search.collection import Collection, CollectionError
+    from crawlproject.search.engine import collection_folder
+
+    good = tuple(good)
+    if not Path(index).is_dir():
+        raise CollectionError(f"{index} is not a search index (no such folder)")
+    collection = Collection(collection_folder(index))
+    try:
+        graph = TrainingGraph(labels=load_labels(labels))
+        for key in collection.keys():  # noqa: SIM118 (a method, not a dict)
+            found = collection.page(key)
+            graph.text[key] = found["text"] if found else ""
+        graph.targets = {
+            url for url, category in graph.labels.items() if url in graph.text and is_relevant(category, good)
+        }
+        if not graph.targets:
+            raise ValueError(
+                f"no page of the index {index} is labelled with a good category ({', '.join(good)}) "
+                f"in {labels}: nothing to learn from"
+            )
+        layer, seen = set(graph.targets), set(graph.targets)
+        for _ in range(depth):
+            following = set()
+            for target in sorted(layer):
+                for source in collection.backlinks(target):
+                    graph.links.setdefault(source, []).append(LinkRecord(target, "", ""))
+                    if source not in seen:
+                        seen.add(source)
+                        following.add(source)
+            layer = following
+    finally:
+        collection.close()
     return graph
