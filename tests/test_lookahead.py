@@ -131,37 +131,38 @@ def page(url: str, text: str, links: list[str], agent: int | None = None) -> Pag
 def test_infospiders_energy_reproduction_and_death() -> None:
     spiders = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=3, seed=1)
     a0, a1 = spiders.agents[0], spiders.agents[1]
+
+    def arrive(fetched: Page) -> float:  # as the spider calls a strategy for each page
+        sim = spiders.page_relevance(fetched)
+        spiders.score_links(fetched, sim)
+        return sim
+
     # seeds are dealt out round-robin; the first page costs nothing (no mean yet)
-    relevant = page("http://h.test/0", "course syllabus course syllabus lecture lecture lecture", ["http://h.test/c1"])
-    sim = spiders.page_relevance(relevant)
-    spiders.score_links(relevant, sim)
-    assert a0.energy == pytest.approx(INITIAL_ENERGY + sim)
+    relevant = page("http://h.test/0", "course syllabus", ["http://h.test/c1"])
+    sim = arrive(relevant)
+    assert sim == pytest.approx(1.0) and a0.energy == pytest.approx(INITIAL_ENERGY + 1.0)
     assert spiders.child_state(relevant, sim) == {keys.AGENT: 0}
-    # agent 1 fetches an irrelevant page: it pays the mean similarity so far (sim)
-    dull = page("http://h.test/1", "weather news", ["http://h.test/x"])
-    spiders.score_links(dull, 0.0)
-    assert a1.energy == pytest.approx(INITIAL_ENERGY - sim)
-    # agent 0 again on a relevant page: above 2 × the initial energy, it reproduces
-    mean = sim / 2
-    again = page("http://h.test/c1", "course syllabus lecture lecture", ["http://h.test/c2"], agent=0)
-    spiders.score_links(again, sim)
-    energy = INITIAL_ENERGY + sim + sim - mean
-    assert energy >= 2 * INITIAL_ENERGY  # the page set-up makes sure of it
+    # agent 1 fetches an irrelevant page: it pays the mean similarity so far (1.0)
+    assert arrive(page("http://h.test/1", "weather news", ["http://h.test/x"])) == 0.0
+    assert a1.energy == pytest.approx(INITIAL_ENERGY - 1.0)
+    # agent 0 again on a relevant page: it gains sim = 4/(√2·3) = 0.94, pays
+    # the mean 0.5, and at 2.44 ≥ 2 × the initial energy it reproduces
+    again = page("http://h.test/c1", "course syllabus course syllabus lecture", ["http://h.test/c2"], agent=0)
+    sim = arrive(again)
+    assert sim == pytest.approx(4 / (math.sqrt(2) * 3))
+    energy = INITIAL_ENERGY + 1.0 + sim - 0.5
     child = spiders.agents[2]
     assert a0.energy == pytest.approx(energy / 2) == pytest.approx(child.energy)
     assert child.keywords == [*a0.keywords, "lectur"]  # the page's most frequent new term
     assert child.hidden.shape == (a0.hidden.shape[0], a0.hidden.shape[1] + 1)
     assert spiders.child_state(again, sim) == {keys.AGENT: 2}  # the page's links are the offspring's
-    # agent 1 keeps fetching dull pages: it dies at zero energy
-    for n in range(20):
-        if not a1.alive:
-            break
-        spiders.score_links(page(f"http://h.test/d{n}", "weather", [], agent=1), 0.0)
+    # agent 1 (energy 0) fetches a dull page without links: it dies
+    assert not a1.alive or arrive(page("http://h.test/d", "weather", [], agent=1)) == 0.0
     assert not a1.alive and spiders.deaths == 1 and a1.energy <= 0
     assert len(spiders.living()) == 2
     # its links are adopted by the richest living agent; the last agent never dies
     for n in range(200):
-        spiders.score_links(page(f"http://h.test/e{n}", "weather", [], agent=1), 0.0)
+        arrive(page(f"http://h.test/e{n}", "weather", [], agent=1))
     assert len(spiders.living()) == 1 and spiders.deaths == 2
 
 
@@ -174,9 +175,9 @@ def test_infospiders_net_learns_to_predict_page_similarity() -> None:
     assert abs(agent.forward(x)[1] - 0.9) < 0.05
     # in a crawl: the link's inputs wait until its page arrives, then the net learns
     parent = page("http://h.test/", "course", ["http://h.test/c"])
-    spiders.score_links(parent, 1.0)
+    spiders.score_links(parent, spiders.page_relevance(parent))
     assert "http://h.test/c" in spiders._pending
-    spiders.score_links(page("http://h.test/c", "course course", [], agent=0), 1.0)
+    spiders.page_relevance(page("http://h.test/c", "course course", [], agent=0))  # no links: learns all the same
     assert "http://h.test/c" not in spiders._pending
 
 

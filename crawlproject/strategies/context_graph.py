@@ -49,7 +49,7 @@ class ContextGraphStrategy(CrawlStrategy):
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel):
         super().__init__(topic, analyzer)
         self.model = model
-        self._placements: dict[str, Placement] = {}
+        self._last: tuple[str, Placement | None] = ("", None)  # the page just placed
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -63,10 +63,12 @@ class ContextGraphStrategy(CrawlStrategy):
     def page_relevance(self, page: Page) -> float:
         """Pr(layer 0 | page); the page's layer is kept for its links."""
         placement = self.model.place([page.text])[0]
-        self._placements[page.key] = placement
+        self._last = (page.key, placement)
         return placement.target
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        placement = self._placements.pop(page.key, None) or self.model.place([page.text])[0]
+        key, placement = self._last
+        if key != page.key or placement is None:
+            placement = self.model.place([page.text])[0]
         confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
         return [-placement.layer + confidence] * len(page.links)

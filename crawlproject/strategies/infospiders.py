@@ -121,10 +121,12 @@ class InfoSpidersStrategy(BestFirstStrategy):
         seed: int = 0,
         crawler: Crawler | None = None,
         memory: int = 200000,
+        context_words: int = 10,
     ):
         super().__init__(topic, analyzer)
         self.max_agents, self.alpha, self.beta = max_agents, alpha, beta
         self.hidden_units, self.learning_rate, self.memory = hidden_units, learning_rate, memory
+        self.context_words = context_words
         self.rng = np.random.default_rng(seed)
         self.noise = random.Random(seed)
         self.crawler = crawler
@@ -135,7 +137,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self._similarity_sum, self._pages = 0.0, 0
         #: link key → (agent, inputs) until its page arrives, to learn from
         self._pending: OrderedDict[str, tuple[int, np.ndarray]] = OrderedDict()
-        self._owner_of: dict[str, int] = {}  # page key → the agent its links go to
+        self._current: tuple[str, int] = ("", 0)  # the page just arrived, and the agent its links go to
         self.births = self.deaths = 0
 
     @classmethod
@@ -153,6 +155,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             crawler=crawler,
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0),
+            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS", minimum=0),
         )
 
     # -- the page arrives --------------------------------------------------------
@@ -172,19 +175,23 @@ class InfoSpidersStrategy(BestFirstStrategy):
             return max(self.living(), key=lambda a: a.energy)  # an orphaned link: the richest adopts it
         return owner
 
+    def page_relevance(self, page: Page) -> float:
+        """sim(q, page); and the page's arrival in the population: the net of
+        the agent that chose its link learns, the agent gains and pays energy,
+        reproduces or dies (every fetched page, with links or not)."""
+        sim = super().page_relevance(page)
+        self._learn(page, sim)
+        agent = self._live(self._agent_of(page), page, sim)
+        self._current = (page.key, agent.id)
+        return sim
+
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         sim = relevance if relevance is not None else self.page_relevance(page)
-        agent = self._agent_of(page)
-        self._learn(page, sim)
-        agent = self._live(agent, page, sim)
-        self._owner_of[page.key] = agent.id
-        anchor_terms, context_terms = Counter[str](), Counter[str]()
+        agent = self.agents[self._links_agent(page)]
         scores = []
         for link in page.links:
-            context = page.link_context(link, 10)
-            anchor_terms = Counter(self.analyzer.terms(context.anchor))
-            context_terms = Counter(self.analyzer.terms(context.context))
-            x = agent.inputs(anchor_terms, context_terms)
+            context = page.link_context(link, self.context_words)
+            x = agent.inputs(Counter(self.analyzer.terms(context.anchor)), Counter(self.analyzer.terms(context.context)))
             _, predicted = agent.forward(x)
             worth = self.alpha * predicted + (1 - self.alpha) * sim
             scores.append(self.beta * worth + self._gumbel())
@@ -192,7 +199,15 @@ class InfoSpidersStrategy(BestFirstStrategy):
         return scores
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
-        return {keys.AGENT: self._owner_of.pop(page.key, 0)}
+        return {keys.AGENT: self._links_agent(page)}
+
+    def _links_agent(self, page: Page) -> int:
+        """The agent the links of *page* go to (set when the page arrived)."""
+        key, agent_id = self._current
+        if key != page.key:
+            self.page_relevance(page)
+            key, agent_id = self._current
+        return agent_id
 
     def _gumbel(self) -> float:
         return -math.log(-math.log(self.noise.random() or 1e-300))

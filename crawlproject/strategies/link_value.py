@@ -58,8 +58,13 @@ class LinkValueStrategy(CrawlStrategy):
         return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler)
 
     def page_relevance(self, page: Page) -> float:
-        """Pr(target | page) by the model's page classifier: the reward."""
-        return self.model.page_probability(page.text)
+        """Pr(target | page) by the model's page classifier: the reward. A
+        page without links teaches its link here (nothing lies beyond it);
+        one with links, once they are valued (:meth:`score_links`)."""
+        reward = self.model.page_probability(page.text)
+        if self.online and not page.links:
+            self._learn(page, float(reward > 0.5), 0.0)
+        return reward
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         reward = relevance if relevance is not None else self.page_relevance(page)
