@@ -74,9 +74,9 @@ def test_infospiders_crawl_runs_a_population(webkb_replay: Any, tmp_path: Path) 
     pages = [r for r in result.history if r["status"] == 200]
     assert len(pages) >= 150
     assert any(r["relevance"] and r["relevance"] > 0 for r in pages)  # pages sharing the query's words
-    stats = result.summary.get("focused", {})
-    events = stats.get("infospiders/born", 0) + stats.get("infospiders/died", 0)
-    assert events > 0  # 150 pages of mixed worth: agents are born or die
+    stats = result.summary["focused"]
+    born, died = stats.get("infospiders/born", 0), stats.get("infospiders/died", 0)
+    assert stats["infospiders/alive"] == 4 + born - died >= 1  # the population's books balance
 
 
 def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:

@@ -183,6 +183,9 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self._learn(page, sim)
         agent = self._live(self._agent_of(page), page, sim)
         self._current = (page.key, agent.id)
+        stats = self.crawler.stats if self.crawler is not None else None
+        if stats is not None:
+            stats.set_value("focus/infospiders/alive", len(self.living()))
         return sim
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
