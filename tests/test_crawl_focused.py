@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from crawlproject.classify.model import TaxonomyClassifier
+from crawlproject.middlewares.pagesize import is_html_content_type
 from tests.conftest import (
     ROOT,
     UNIVERSITY_HOMES,
@@ -122,7 +123,11 @@ def test_train_from_a_crawls_page_repository(tmp_path: Path, soft_crawl: CrawlRe
     completed = train("--pages", str(soft_crawl.folder), "-o", str(path), "--holdout", "0")
     assert completed.returncode == 0, completed.stderr[-2000:]
     pages = int(completed.stdout.split()[0])
-    assert pages == len({r["canonical_url"] for r in soft_crawl.history if r["status"] == 200} & _labelled())
+    # the labelled HTML pages (a labelled text/plain page is fetched, not trained on)
+    html_pages = {
+        r["canonical_url"] for r in soft_crawl.history if r["status"] == 200 and is_html_content_type(r["content_type"])
+    }
+    assert pages == len(html_pages & _labelled())
     model = TaxonomyClassifier.load(path)
     assert model.trained_pages == pages and len(model.taxonomy.children[0]) >= 2
 
