@@ -130,7 +130,7 @@ class Evaluator:
             # dead fetches before the n-th good page are counted apart).
             along = [f for f in crawl.fetches if f.ok] if axis == "ok" else crawl.fetches
             fetches = along[: max(budgets)]  # in-flight pages past the budget
-            dead_before = _dead_before_each_ok(crawl.fetches)
+            dead_before = _dead_before_each_ok(crawl.fetches) if axis == "ok" else []
             harvest = metrics.harvest_rate(fetches, relevant)
             recall = metrics.target_recall(fetches, targets)
             relevance = metrics.average_relevance(fetches, lambda u: similarity.get(u, 0.0))

@@ -85,16 +85,14 @@ def link_graph(warc: str | Path, window: int = 10, cache_dir: str | Path | None 
 def _read_link_graph(warc: Path, window: int) -> TrainingGraph:
     graph = TrainingGraph(window=window)
     for url, page in archived_pages(warc):
-        graph.text[url] = page.text if page is not None else ""
-        graph.links[url] = [
-            LinkRecord(link.key, *_anchor_and_context(page, link, window)) for link in page.links
-        ] if page is not None else []
+        graph.text[url], graph.links[url] = "", []
+        if page is None:
+            continue  # not HTML: no text, no links
+        graph.text[url] = page.text
+        for link in page.links:
+            found = page.link_context(link, window)
+            graph.links[url].append(LinkRecord(link.key, found.anchor, found.context))
     return graph
-
-
-def _anchor_and_context(page: object, link: object, window: int) -> tuple[str, str]:
-    found = page.link_context(link, window)  # type: ignore[attr-defined]
-    return found.anchor, found.context
 
 
 def training_graph(
