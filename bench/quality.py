@@ -32,6 +32,14 @@ from crawlproject.evaluation.runner import NEEDS_MODEL, CrawlJob, Variant, run_c
 from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics  # noqa: E402
 from crawlproject.lookahead.training import link_graph  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
+from crawlproject.scope import SCOPES  # noqa: E402
+
+SCOPE_TEXT = {
+    "any": "",
+    "domain": "crawls kept to the seeds' registered domains (FOCUS_SCOPE=domain: Rennie & McCallum's "
+    "per-site spidering; a target on another domain is a miss for every strategy); ",
+    "host": "crawls kept to the seeds' hosts (FOCUS_SCOPE=host); ",
+}
 
 
 def corpus_files(folder: Path) -> tuple[Path, Path]:
@@ -73,6 +81,7 @@ def main() -> int:
         "--exclude-topics", type=Path, default=None,
         help="a topics.jsonl whose topics are left out (e.g. tune on topics a benchmark does not use)",
     )
+    parser.add_argument("--topic-ids", default="", help="comma-separated topic ids to run (default: a sample)")
     parser.add_argument("--tasks", default="1,2")
     parser.add_argument("--budgets", default="200,500,1000")
     parser.add_argument(
@@ -87,6 +96,10 @@ def main() -> int:
     parser.add_argument(
         "--query", choices=("seed-terms", "category"), default="seed-terms",
         help="the topics' queries: the seeds' most telling terms, or the category path's words",
+    )
+    parser.add_argument(
+        "--scope", choices=SCOPES, default="any",
+        help="where crawls may go: anywhere, or the seeds' registered domains / hosts (FOCUS_SCOPE)",
     )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
@@ -112,6 +125,11 @@ def main() -> int:
     if args.exclude_topics:
         excluded = {t.id for t in read_topics(args.exclude_topics)}
         topics = [t for t in topics if t.id not in excluded]
+    if args.topic_ids:
+        wanted = set(args.topic_ids.split(","))
+        if wanted - {t.id for t in topics}:
+            raise SystemExit(f"unknown topic ids: {', '.join(sorted(wanted - {t.id for t in topics}))}")
+        topics = [t for t in topics if t.id in wanted]
     if args.topics and len(topics) > args.topics:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
     out.mkdir(parents=True, exist_ok=True)
@@ -121,7 +139,7 @@ def main() -> int:
         CrawlJob(
             v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label,
             *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL else (None, "")),
-            axis=args.axis,
+            axis=args.axis, scope=args.scope,
         )
         for t in topics for task in tasks if t.start(task) for v in variants
     ]
@@ -160,11 +178,15 @@ def main() -> int:
     if not args.no_write:
         relative = out.relative_to(ROOT)
         images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
-        strategies_arg = f" --axis {args.axis} --query {args.query} --strategies '{args.strategies}'" + (
+        strategies_arg = f" --axis {args.axis} --query {args.query}" + (
+            f" --scope {args.scope}" if args.scope != "any" else ""
+        ) + f" --strategies '{args.strategies}'" + (
             f" --name {section}" if args.name else ""
         )
         if args.exclude_topics:
             strategies_arg += f" --exclude-topics {args.exclude_topics}"
+        if args.topic_ids:
+            strategies_arg += f" --topic-ids {args.topic_ids}"
         if args.reuse_crawls:
             strategies_arg += " --reuse-crawls"
         write_section(
@@ -174,6 +196,7 @@ def main() -> int:
             f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; full results in `{relative}/`). "
             f"One crawl per topic, task and strategy, stopped at {budgets[-1]} "
             f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
+            + SCOPE_TEXT[args.scope] +
             "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
             "raw → after Holm's correction over all tests of a table; models (where a strategy learns) "
             "trained per topic without the topic's hosts (host-disjoint).\n\n"

@@ -30,6 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_MAX_SEGMENT_REPEATS": 3,
     "FOCUS_MAX_LINKS_PER_PAGE": 1000,
     "FOCUS_MAX_PAGES_PER_HOST": 0,
+    # Crawl scope (scope): any | domain | host of the seeds
+    "FOCUS_SCOPE": "any",
     # robots.txt (middlewares.robotstxt; Scrapy's ROBOTSTXT_OBEY turns it on)
     "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
     "FOCUS_ROBOTSTXT_RETRY_AFTER": 300.0,

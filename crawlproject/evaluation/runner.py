@@ -64,6 +64,8 @@ class CrawlJob:
     good: str = ""  # the good category to crawl with (default: the topic's)
     #: what the budget counts: pages answered with status 200 ("ok"), or every fetch
     axis: str = "ok"
+    #: which sites the crawl may go to (crawlproject.scope): any, domain or host of the seeds
+    scope: str = "any"
 
     @property
     def strategy(self) -> str:
@@ -83,6 +85,7 @@ def run_crawl_job(
         **({"FOCUS_OK_PAGECOUNT": str(job.budget)} if job.axis == "ok" else {"CLOSESPIDER_ITEMCOUNT": str(job.budget)}),
         "FOCUS_LABELS": str(labels),
         "FOCUS_RELEVANT": job.topic.category,
+        "FOCUS_SCOPE": job.scope,
         "FOCUS_ORACLE_WARC": str(warc),
         "FOCUS_CACHE_DIR": str(ROOT / ".cache"),
         "FOCUS_OUTPUT_DIR": str(folder),

@@ -149,6 +149,7 @@ class CrawlProgress:
                 if key.startswith("focus/url_refused/")
             },
             "pages_truncated": stats.get_value("focus/page/truncated", 0),
+            "scope": getattr(getattr(spider, "crawl_scope", None), "mode", None),
         }
         output = getattr(spider, "crawl_output", None)
         if isinstance(output, CrawlOutput) and output.resumed:

@@ -7,7 +7,8 @@ really requested. Its canonical key (:func:`crawlproject.urls.canonicalize`),
 what the frontier deduplicates on, is put in meta once (our spiders have
 already computed it with the link). Requests whose scheme is not http(s),
 whose URL is malformed or carries credentials, or whose host is a private
-address (crawlproject.netsafety) are refused and counted
+address (crawlproject.netsafety), or whose site is outside the crawl's
+scope (crawlproject.scope, ``FOCUS_SCOPE``) are refused and counted
 (``focus/url_refused/…``); length is Scrapy's ``URLLENGTH_LIMIT`` (the
 spider-trap guard of SPEC §1).
 """
@@ -22,6 +23,7 @@ from scrapy import Request
 from crawlproject import config
 from crawlproject import meta as keys
 from crawlproject.netsafety import NetworkPolicy
+from crawlproject.scope import CrawlScope
 from crawlproject.urls import canonicalize, refusal_reason, repeats_a_segment, without_fragment
 
 if TYPE_CHECKING:
@@ -41,15 +43,22 @@ class CanonicalizeMiddleware:
         self.policy = policy or NetworkPolicy()
         self.segment_repeats = segment_repeats
         self._logged: set[str] = set()
+        self.crawler: Crawler | None = None  # its spider holds the crawl's scope
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        return cls(
+        middleware = cls(
             crawler.stats,  # type: ignore[arg-type]
             NetworkPolicy.from_settings(settings),
             config.get_int(settings, "FOCUS_MAX_SEGMENT_REPEATS", minimum=0),
         )
+        middleware.crawler = crawler
+        return middleware
+
+    def _out_of_scope(self, url: str) -> bool:
+        scope = getattr(self.crawler and self.crawler.spider, "crawl_scope", None)
+        return isinstance(scope, CrawlScope) and not scope.allows(url)
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for item_or_request in start:
@@ -80,6 +89,8 @@ class CanonicalizeMiddleware:
         reason = refusal_reason(url) or self.policy.url_problem(url)
         if reason is None and self.segment_repeats and repeats_a_segment(url, self.segment_repeats):
             reason = "repeated_segments"
+        if reason is None and self._out_of_scope(url):
+            reason = "out_of_scope"
         if reason is not None:
             self._refuse(reason, url)
             return None

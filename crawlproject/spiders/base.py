@@ -41,6 +41,7 @@ from crawlproject.netsafety import NetworkPolicy
 from crawlproject.output import crawl_output
 from crawlproject.page import Page, page_key
 from crawlproject.redis_seeds import RedisSeeds
+from crawlproject.scope import CrawlScope
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 from crawlproject.urls import refusal_reason, without_fragment
@@ -74,14 +75,20 @@ class FocusedSpider(Spider):
         query: str | None = None,
         seeds: str | None = None,
         follow_links: str | bool = True,
+        scope: str | None = None,
         **kwargs: Any,
     ):
         self._check_arguments(kwargs)
         super().__init__(**kwargs)
+        allowed = getattr(self, "allowed_domains", None)
+        if isinstance(allowed, str):
+            # -a allowed_domains=a.org,b.net: Scrapy's offsite filter wants a list
+            self.allowed_domains = [d.strip() for d in allowed.split(",") if d.strip()]
         # follow_links=no fetches the seeds only (a URL list, as Nutch's inject).
         self.follow_links = str(follow_links).strip().lower() not in ("0", "no", "false", "off")
         self.query = query if query is not None else (type(self).query or self.default_query)
         self.seed_urls = self._seeds(seeds)
+        self._scope_argument = scope  # -a scope=any|domain|host; FOCUS_SCOPE otherwise
         self._fetch_order = count(1)
 
     def _seeds(self, argument: str | None) -> list[str]:
@@ -142,11 +149,14 @@ class FocusedSpider(Spider):
     #: scrapy-redis's RedisSpider: ``-a redis_key=…`` or FOCUS_REDIS_SEEDS_KEY.
     redis_key: ClassVar[str] = ""
     redis_seeds: RedisSeeds | None = None
+    #: Which hosts the crawl may go to (crawlproject.scope), from its seeds.
+    crawl_scope: CrawlScope = CrawlScope()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.redis_seeds = RedisSeeds.for_spider(spider, crawler.settings)
+        spider.crawl_scope = CrawlScope.from_settings(crawler.settings, spider.seed_urls, spider._scope_argument)
         if not spider.seed_urls and spider.redis_seeds is None:
             raise SettingsError(
                 f"spider {spider.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
@@ -186,6 +196,7 @@ class FocusedSpider(Spider):
                 yield self._seed(url)
 
     def _seed(self, url: str) -> Request:
+        self.crawl_scope.add_seed(url)  # a later seed (Redis) widens the scope
         return self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
 
     def _more_redis_seeds(self) -> None:

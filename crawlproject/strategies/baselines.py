@@ -20,6 +20,7 @@ from crawlproject import config
 from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.labels import is_relevant, load_labels, parse_categories
+from crawlproject.scope import CrawlScope
 from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.text import TermAnalyzer
 
@@ -98,8 +99,10 @@ class PathOracleStrategy(OneStepOracleStrategy):
         self.inlinks = inlinks
         self.crawler = crawler
         self.unfetched_relevant = set(relevant_urls) & set(inlinks)
+        self._scope_cache: tuple[frozenset[str], set[str]] | None = None
         self.distance = self._distances()
         self._stale = False
+        self._scope_seen = False  # the spider (and its scope) exists once the crawl runs
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -117,20 +120,35 @@ class PathOracleStrategy(OneStepOracleStrategy):
         return cls(topic, TermAnalyzer(stem=False), urls, corpus.inlinks(), crawler)
 
     def _distances(self) -> dict[str, int]:
-        """Multi-source BFS over reversed links from the unfetched relevant pages."""
-        distance = dict.fromkeys(self.unfetched_relevant, 0)
-        queue = deque(self.unfetched_relevant)
+        """Multi-source BFS over reversed links from the unfetched relevant
+        pages, through pages the crawl's scope lets it fetch (a shortest path
+        through another site is no path for a crawl that may not go there)."""
+        allowed = self._in_scope()
+        targets = [url for url in self.unfetched_relevant if allowed is None or url in allowed]
+        distance = dict.fromkeys(targets, 0)
+        queue = deque(targets)
         while queue:
             url = queue.popleft()
             next_distance = distance[url] + 1
             for source in self.inlinks.get(url, ()):
-                if source not in distance:
+                if source not in distance and (allowed is None or source in allowed):
                     distance[source] = next_distance
                     queue.append(source)
         return distance
 
     def _score(self, url: str) -> float:
         return -float(self.distance.get(url, _UNREACHABLE))
+
+    def _in_scope(self) -> set[str] | None:
+        """The corpus pages inside the spider's scope (None: no bound), kept
+        until a new seed widens the scope."""
+        scope = getattr(self.crawler and self.crawler.spider, "crawl_scope", None)
+        if not isinstance(scope, CrawlScope) or scope.unbounded:
+            return None
+        sites = frozenset(scope.sites)
+        if self._scope_cache is None or self._scope_cache[0] != sites:
+            self._scope_cache = (sites, {url for url in self.inlinks if scope.allows(url)})
+        return self._scope_cache[1]
 
     def page_relevance(self, page: Page) -> float:
         url = page.key
@@ -140,6 +158,9 @@ class PathOracleStrategy(OneStepOracleStrategy):
         return 1.0 if url in self.relevant_urls else 0.0
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        if not self._scope_seen:
+            self._scope_seen = True
+            self._stale = self._stale or self._in_scope() is not None
         if self._stale:
             self._stale = False
             self.distance = self._distances()

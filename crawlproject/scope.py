@@ -1,0 +1,115 @@
+"""Crawl scope: whether a crawl may leave the sites of its seeds.
+
+A topical crawl of the open web follows links anywhere; a crawl of "the
+course pages of this university" stays on its sites. ACHE calls this
+``link_storage.link_strategy.use_scope`` (the seeds' websites), Nutch
+``db.ignore.external.links`` (the seeds' hosts), Scrapy ``allowed_domains``
+(a list the user writes). ``FOCUS_SCOPE`` (or ``-a scope=``) chooses:
+
+* ``any`` — every host (the default);
+* ``domain`` — the seeds' registered domains and their subdomains
+  (``www.cs.utexas.edu`` → ``utexas.edu``, so ``wwwhost.cc.utexas.edu`` is in);
+  the public-suffix list is the snapshot bundled with tldextract, never
+  fetched, so the answer does not depend on the network or the day;
+* ``host`` — the seeds' exact host names.
+
+Seeds that arrive later (a Redis seed list) widen the scope. A link out of
+scope is refused before it is queued and counted as
+``focus/url_refused/out_of_scope`` (crawlproject.middlewares.canonicalize).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from tldextract import TLDExtract
+
+from crawlproject import config
+from crawlproject.urls import host_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy.settings import BaseSettings
+
+SCOPES = ("any", "domain", "host")
+
+# suffix_list_urls=(): the bundled snapshot only (no download, no cache file)
+_extract = TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def hostname(url: str) -> str:
+    """The lower-cased host name of *url*, without port or credentials.
+
+    >>> hostname("http://User@WWW.Example.com:8080/a")
+    'www.example.com'
+    """
+    host = host_of(url).lower()
+    if host.startswith("["):  # an IPv6 literal keeps its colons
+        return host.partition("]")[0] + "]"
+    return host.partition(":")[0]
+
+
+@lru_cache(maxsize=65536)
+def registered_domain(host: str) -> str:
+    """The domain a person registered for *host*: one label under its public
+    suffix; an IP address or a host with no known suffix stands for itself.
+
+    >>> registered_domain("www.cs.utexas.edu"), registered_domain("a.b.co.uk")
+    ('utexas.edu', 'b.co.uk')
+    >>> registered_domain("127.0.0.1"), registered_domain("localhost")
+    ('127.0.0.1', 'localhost')
+    """
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return _extract(host).top_domain_under_public_suffix or host
+    return host
+
+
+class CrawlScope:
+    """Which URLs a crawl may queue (see the module docstring).
+
+    >>> scope = CrawlScope("domain", ["http://www.cs.utexas.edu/users/a/"])
+    >>> scope.allows("http://wwwhost.cc.utexas.edu/x"), scope.allows("http://www.cs.wisc.edu/")
+    (True, False)
+    >>> CrawlScope("host", ["http://www.cs.utexas.edu/"]).allows("http://www.utexas.edu/")
+    False
+    """
+
+    def __init__(self, mode: str = "any", seeds: Iterable[str] = ()):
+        if mode not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {mode!r}")
+        self.mode = mode
+        self.sites: set[str] = set()
+        for url in seeds:
+            self.add_seed(url)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, seeds: Iterable[str], mode: str | None = None) -> CrawlScope:
+        """FOCUS_SCOPE, or *mode* (a spider argument) when given."""
+        if mode is None:
+            mode = config.get_choice(settings, "FOCUS_SCOPE", SCOPES)
+        elif mode.strip().lower() not in SCOPES:
+            raise config.SettingsError(f"-a scope must be one of {', '.join(SCOPES)}, got {mode!r}")
+        return cls(mode.strip().lower(), seeds)
+
+    @property
+    def unbounded(self) -> bool:
+        return self.mode == "any"
+
+    def _site(self, url: str) -> str:
+        host = hostname(url)
+        return registered_domain(host) if self.mode == "domain" else host
+
+    def add_seed(self, url: str) -> None:
+        if not self.unbounded:
+            self.sites.add(self._site(url))
+
+    def allows(self, url: str) -> bool:
+        return self.unbounded or self._site(url) in self.sites
+
+    def __repr__(self) -> str:
+        return f"CrawlScope({self.mode!r}, sites={sorted(self.sites)!r})"
