@@ -51,7 +51,7 @@ def corpus_files(folder: Path) -> tuple[Path, Path]:
 
 
 def train_models(
-    corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path
+    corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path, scope: str = "any"
 ) -> dict[tuple[str, str], tuple[Path, str]]:
     """The models each strategy needs, one per topic, host-disjoint
     (crawlproject.evaluation.models): (strategy, topic id) → (file, good)."""
@@ -67,7 +67,7 @@ def train_models(
             if graph is None:
                 graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")
                 graph.labels = corpus.labels
-            path = train_lookahead_model(graph, corpus, t, strategy, folder / f"{strategy}-{t.id}.npz")
+            path = train_lookahead_model(graph, corpus, t, strategy, folder / f"{strategy}-{t.id}.npz", scope)
             models[(strategy, t.id)] = (path, "")
     print(f"  {len(models)} topic models in {folder} ({time.monotonic() - started:.0f}s)", flush=True)
     return models
@@ -100,6 +100,10 @@ def main() -> int:
     parser.add_argument(
         "--scope", choices=SCOPES, default="any",
         help="where crawls may go: anywhere, or the seeds' registered domains / hosts (FOCUS_SCOPE)",
+    )
+    parser.add_argument(
+        "--train-scope", choices=SCOPES, default=None,
+        help="the links look-ahead models learn from: all, or those inside a domain / host (default: --scope)",
     )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
@@ -134,7 +138,9 @@ def main() -> int:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
-    models = train_models(corpus, topics, out / "models", {v.strategy for v in variants}, warc)
+    models = train_models(
+        corpus, topics, out / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope
+    )
     jobs = [
         CrawlJob(
             v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label,

@@ -69,6 +69,13 @@ def registered_domain(host: str) -> str:
     return host
 
 
+def site_of(url: str, mode: str) -> str:
+    """The site of *url* as the scope *mode* sees it: its registered domain
+    (``domain``) or its host name (``host`` and ``any``)."""
+    host = hostname(url)
+    return registered_domain(host) if mode == "domain" else host
+
+
 class CrawlScope:
     """Which URLs a crawl may queue (see the module docstring).
 
@@ -100,16 +107,12 @@ class CrawlScope:
     def unbounded(self) -> bool:
         return self.mode == "any"
 
-    def _site(self, url: str) -> str:
-        host = hostname(url)
-        return registered_domain(host) if self.mode == "domain" else host
-
     def add_seed(self, url: str) -> None:
         if not self.unbounded:
-            self.sites.add(self._site(url))
+            self.sites.add(site_of(url, self.mode))
 
     def allows(self, url: str) -> bool:
-        return self.unbounded or self._site(url) in self.sites
+        return self.unbounded or site_of(url, self.mode) in self.sites
 
     def __repr__(self) -> str:
         return f"CrawlScope({self.mode!r}, sites={sorted(self.sites)!r})"

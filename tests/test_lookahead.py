@@ -191,3 +191,19 @@ def test_infospiders_selection_is_a_softmax_of_link_worth() -> None:
         wins += high > low
     expected = math.exp(1.8) / (math.exp(1.8) + math.exp(0.8))
     assert abs(wins / trials - expected) < 0.03
+
+
+def test_a_graph_within_sites_keeps_the_links_a_scoped_crawl_follows() -> None:
+    a, b, t = "http://www.cs.x.edu/a", "http://www.y.org/b", "http://lab.x.edu/t"
+    graph = TrainingGraph(
+        text={a: "home", b: "elsewhere", t: "target"},
+        links={a: [LinkRecord(b, "out", ""), LinkRecord("http://www.x.edu/c", "in", "")], b: [LinkRecord(t, "back", "")]},
+        targets={t},
+    )
+    assert graph.within_sites("any") is graph
+    domain = graph.within_sites("domain")
+    assert [link.target for link in domain.links[a]] == ["http://www.x.edu/c"]
+    assert domain.links[b] == []
+    assert layers(graph.targets, graph.inlinks(), 3)[a] == 2  # through the other site
+    assert a not in layers(domain.targets, domain.inlinks(), 3)  # no way inside x.edu
+    assert graph.within_sites("host").links[a] == []  # www.x.edu is another host than www.cs.x.edu

@@ -66,6 +66,10 @@ class Command(ProjectCommand):
         lookahead.add_argument("--gamma", type=float, default=0.5, help="link value: discount per link")
         lookahead.add_argument("--horizon", type=int, default=6, help="link value: links looked ahead")
         lookahead.add_argument("--window", type=int, default=10, help="words each side of a link that are its context")
+        lookahead.add_argument(
+            "--within", choices=("any", "domain", "host"), default="any",
+            help="learn from the links inside one registered domain / host only: for crawls with -a scope=domain|host",
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
@@ -140,6 +144,7 @@ class Command(ProjectCommand):
                 graph = training_graph(opts.warc, opts.labels, good, opts.window, opts.cache_dir or None)
         except LabelsError as exc:
             raise ValueError(str(exc)) from None
+        graph = graph.within_sites(opts.within)
         print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")
         model: ContextGraphModel | LinkValueModel
         if opts.kind == "context-graph":

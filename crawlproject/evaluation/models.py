@@ -67,29 +67,33 @@ def good_category(examples: Examples, topic: Topic) -> str:
     return topic.category
 
 
-def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic) -> TrainingGraph:
+def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic, scope: str = "any") -> TrainingGraph:
     """The corpus's link graph under the same protocol: the pages of the
     topic's hosts are left out except its seeds; targets are the kept pages
-    of the good category (:func:`good_category`), the seeds among them."""
+    of the good category (:func:`good_category`), the seeds among them.
+    A crawl kept to its sites (*scope*) learns from the links inside sites."""
     held_out_hosts = {host_of(url) for url in relevant_set(topic, corpus)}
     seeds = set(topic.seeds)
     good = good_category(topic_training_examples(corpus, topic), topic)
     kept = graph.restricted(lambda url: url in seeds or host_of(url) not in held_out_hosts)
-    return kept.with_targets((good,))
+    return kept.within_sites(scope).with_targets((good,))
 
 
-def train_lookahead_model(graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path) -> Path:
+def train_lookahead_model(
+    graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any"
+) -> Path:
     """Train (or reuse, when *path* exists) the topic's context-graph or
-    link-value model, host-disjoint as :func:`train_topic_model`."""
+    link-value model, host-disjoint as :func:`train_topic_model`, on the
+    links a crawl of *scope* follows."""
     from crawlproject.lookahead.context_graph import ContextGraphModel
     from crawlproject.lookahead.link_value import LinkValueModel
 
     if path.exists():
         return path
-    training = topic_training_graph(graph, corpus, topic)
+    training = topic_training_graph(graph, corpus, topic, scope)
     model = ContextGraphModel() if kind == "context-graph" else LinkValueModel(window=graph.window)
     model.fit(training)
-    model.report.update({"protocol": "host-disjoint", "topic": topic.id})
+    model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
     model.save(path)
     return path
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from crawlproject.evaluation.corpus import archived_pages, cached
 from crawlproject.labels import is_relevant, load_labels
 from crawlproject.lookahead.graph import reverse
+from crawlproject.scope import site_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -60,6 +61,18 @@ class TrainingGraph:
             labels={url: c for url, c in self.labels.items() if keep(url)},
             window=self.window,
         )
+
+    def within_sites(self, scope: str) -> TrainingGraph:
+        """The graph a crawl kept to its sites sees (crawlproject.scope): only
+        the links between pages of one site (registered domain or host, as
+        *scope* says); ``any`` keeps every link."""
+        if scope == "any":
+            return self
+        links = {
+            url: [link for link in records if site_of(link.target, scope) == site_of(url, scope)]
+            for url, records in self.links.items()
+        }
+        return TrainingGraph(self.text, links, self.targets, self.labels, self.window)
 
     def with_targets(self, good: Iterable[str]) -> TrainingGraph:
         """The same graph, its targets the labelled pages of the *good* categories."""
