@@ -36,12 +36,17 @@ if TYPE_CHECKING:
     from crawlproject.lookahead.training import TrainingGraph
 
 
-def topic_training_examples(corpus: Corpus, topic: Topic) -> Examples:
-    held_out_hosts = {host_of(url) for url in relevant_set(topic, corpus)}
+def held_out_hosts(corpus: Corpus, topic: Topic) -> set[str]:
+    """The hosts a topic's models never see (but for its seeds)."""
+    return {host_of(url) for url in relevant_set(topic, corpus)}
+
+
+def topic_training_examples(corpus: Corpus, topic: Topic, held_out: set[str] | None = None) -> Examples:
+    held_out = held_out_hosts(corpus, topic) if held_out is None else held_out
     seeds = set(topic.seeds)
     examples = Examples()
     for url, category in sorted(corpus.labels.items()):
-        if url in seeds or host_of(url) not in held_out_hosts:
+        if url in seeds or host_of(url) not in held_out:
             examples.add(url, corpus.text.get(url, ""), category)
     return examples
 
@@ -72,10 +77,10 @@ def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic, sco
     topic's hosts are left out except its seeds; targets are the kept pages
     of the good category (:func:`good_category`), the seeds among them.
     A crawl kept to its sites (*scope*) learns from the links inside sites."""
-    held_out_hosts = {host_of(url) for url in relevant_set(topic, corpus)}
+    held_out = held_out_hosts(corpus, topic)
     seeds = set(topic.seeds)
-    good = good_category(topic_training_examples(corpus, topic), topic)
-    kept = graph.restricted(lambda url: url in seeds or host_of(url) not in held_out_hosts)
+    good = good_category(topic_training_examples(corpus, topic, held_out), topic)
+    kept = graph.restricted(lambda url: url in seeds or host_of(url) not in held_out)
     return kept.within_sites(scope).with_targets((good,))
 
 

@@ -347,3 +347,17 @@ def _header(headers: Any, name: bytes) -> str | None:
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
+
+class ModelSpider(FocusedSpider):
+    """A spider whose strategy reads a trained model: ``-a model=FILE``, the
+    class attribute ``model``, or the FOCUS_MODEL setting. Abstract."""
+
+    model: str = ""
+    default_model: ClassVar[str] = ""  # the older name of ``model``, still honoured
+
+    def __init__(self, model: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.model_path = model or type(self).model or self.default_model
+
+    def _topic(self) -> Topic:
+        return Topic(query=self.query, model=self.model_path)

@@ -19,7 +19,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from crawlproject import config
 from crawlproject.classify.batching import MicroBatcher
 from crawlproject.labels import parse_categories
-from crawlproject.spiders.base import FocusedSpider
+from crawlproject.spiders.base import ModelSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.focused import FocusedCrawlStrategy, Verdict
 
@@ -33,22 +33,18 @@ if TYPE_CHECKING:
     from crawlproject.page import Page
 
 
-class FocusedCrawlerSpider(FocusedSpider):
+class FocusedCrawlerSpider(ModelSpider):
     name = "focused"
     strategy_class = FocusedCrawlStrategy
     strategy: FocusedCrawlStrategy
     #: A topic spider names its model file and good categories here (or
     #: ``-a model=… -a good=…``, or the FOCUS_MODEL / FOCUS_GOOD settings).
-    model: str = ""
     good: tuple[str, ...] | str = ()
-    default_model: str = ""  # older names, still honoured
-    default_good: tuple[str, ...] = ()
+    default_good: tuple[str, ...] = ()  # the older name of ``good``, still honoured
 
     def __init__(self, model: str | None = None, good: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        cls = type(self)
-        self.model_path = model or cls.model or self.default_model
-        chosen = good or cls.good or self.default_good
+        super().__init__(model, **kwargs)
+        chosen = good or type(self).good or self.default_good
         self.good_categories = parse_categories(chosen) if isinstance(chosen, str) else tuple(chosen)
 
     @classmethod

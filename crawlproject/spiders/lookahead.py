@@ -11,27 +11,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from crawlproject.spiders.base import FocusedSpider
-from crawlproject.strategies.base import Topic
+from crawlproject.spiders.base import FocusedSpider, ModelSpider
 from crawlproject.strategies.context_graph import ContextGraphStrategy
 from crawlproject.strategies.infospiders import InfoSpidersStrategy
 from crawlproject.strategies.link_value import LinkValueStrategy
-
-
-class ModelSpider(FocusedSpider):
-    """A spider whose strategy reads a trained model: ``-a model=FILE``, the
-    class attribute ``model``, or the FOCUS_MODEL setting. Abstract."""
-
-    model: str = ""
-
-    def __init__(self, model: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.model_path = model or type(self).model
-
-    def _topic(self) -> Topic:
-        return Topic(query=self.query, model=self.model_path)
 
 
 class ContextGraphSpider(ModelSpider):

@@ -44,6 +44,17 @@ class Topic:
     good: tuple[str, ...] = ()
 
 
+def trained_model_path(crawler: Crawler, topic: Topic, strategy: str, kind: str) -> str:
+    """The model file named by ``-a model=`` or FOCUS_MODEL, or a clear error
+    naming the ``scrapy train --kind`` that makes one."""
+    path = topic.model or config.get_str(crawler.settings, "FOCUS_MODEL")
+    if not path:
+        raise config.SettingsError(
+            f"the {strategy} crawler needs a model: -a model=FILE (from `scrapy train --kind {kind}`)"
+        )
+    return path
+
+
 class CrawlStrategy(ABC):
     #: Short name used in logs, stats and reports.
     name: ClassVar[str]

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawlproject import config
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.context_graph import ContextGraphModel
-from crawlproject.strategies.base import CrawlStrategy
+from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -32,17 +31,6 @@ if TYPE_CHECKING:
     from crawlproject.strategies.base import Topic
 
 
-def model_path(crawler: Crawler, topic: Topic, strategy: str, kind: str) -> str:
-    """The model file named by ``-a model=`` or FOCUS_MODEL, or a clear error."""
-    path = topic.model or config.get_str(crawler.settings, "FOCUS_MODEL")
-    if not path:
-        raise SettingsError(
-            f"the {strategy} crawler needs a model: -a model=FILE "
-            f"(from `scrapy train --kind {kind}`)"
-        )
-    return path
-
-
 class ContextGraphStrategy(CrawlStrategy):
     name = "context-graph"
 
@@ -53,7 +41,7 @@ class ContextGraphStrategy(CrawlStrategy):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        path = model_path(crawler, topic, "context-graph", "context-graph")
+        path = trained_model_path(crawler, topic, "context-graph", "context-graph")
         try:
             model = ContextGraphModel.load(path)
         except ModelError as exc:

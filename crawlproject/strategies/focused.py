@@ -41,7 +41,7 @@ from crawlproject.classify.online import OnlineLearner
 from crawlproject.classify.taxonomy import TaxonomyError
 from crawlproject.config import SettingsError
 from crawlproject.labels import parse_categories
-from crawlproject.strategies.base import CrawlStrategy
+from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.strategies.distiller import Distiller
 from crawlproject.strategies.focused_state import FocusedState
 from crawlproject.text import TermAnalyzer
@@ -99,10 +99,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
         settings = crawler.settings
-        model_path = topic.model or config.get_str(settings, "FOCUS_MODEL")
+        model_path = trained_model_path(crawler, topic, "focused", "taxonomy")
         good = topic.good or parse_categories(config.get_str(settings, "FOCUS_GOOD"))
-        if not model_path:
-            raise SettingsError("the focused crawler needs a model: -a model=FILE (from `scrapy train`)")
         if not good:
             raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
         # Every setting is checked, used or not, before the model is loaded.

@@ -19,8 +19,7 @@ from crawlproject import config
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel, link_tokens
-from crawlproject.strategies.base import CrawlStrategy
-from crawlproject.strategies.context_graph import model_path
+from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ class LinkValueStrategy(CrawlStrategy):
         settings = crawler.settings
         online = config.get_bool(settings, "FOCUS_LINK_VALUE_ONLINE")
         memory = config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0)
-        path = model_path(crawler, topic, "link-value", "link-value")
+        path = trained_model_path(crawler, topic, "link-value", "link-value")
         try:
             model = LinkValueModel.load(path)
         except ModelError as exc:
