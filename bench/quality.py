@@ -131,8 +131,9 @@ def main() -> int:
         topics = [t for t in topics if t.id not in excluded]
     if args.topic_ids:
         wanted = set(args.topic_ids.split(","))
-        if wanted - {t.id for t in topics}:
-            raise SystemExit(f"unknown topic ids: {', '.join(sorted(wanted - {t.id for t in topics}))}")
+        unknown = wanted - {t.id for t in topics}
+        if unknown:
+            raise SystemExit(f"unknown topic ids: {', '.join(sorted(unknown))}")
         topics = [t for t in topics if t.id in wanted]
     if args.topics and len(topics) > args.topics:
         topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)

@@ -68,10 +68,10 @@ class TrainingGraph:
         *scope* says); ``any`` keeps every link."""
         if scope == "any":
             return self
-        links = {
-            url: [link for link in records if site_of(link.target, scope) == site_of(url, scope)]
-            for url, records in self.links.items()
-        }
+        links = {}
+        for url, records in self.links.items():
+            site = site_of(url, scope)
+            links[url] = [link for link in records if site_of(link.target, scope) == site]
         return TrainingGraph(self.text, links, self.targets, self.labels, self.window)
 
     def with_targets(self, good: Iterable[str]) -> TrainingGraph:
