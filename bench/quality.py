@@ -167,18 +167,15 @@ def main() -> int:
                 print(f"  {done}/{len(todo)} crawls done ({time.monotonic() - started:.0f}s)", flush=True)
     if failed:
         raise SystemExit(f"{len(failed)} crawls failed")
-    if todo:  # the time the crawls took, kept for a later re-evaluation
-        crawl_seconds = time.monotonic() - started
-        if len(todo) == len(jobs):
-            timing.write_text(json.dumps({"crawl_seconds": crawl_seconds}), encoding="utf-8")
+    earlier = json.loads(timing.read_text())["crawl_seconds"] if len(todo) < len(jobs) and timing.exists() else 0.0
+    if todo:  # the time all invocations' crawls took, kept for a resumed run or a re-evaluation
+        timing.write_text(json.dumps({"crawl_seconds": earlier + time.monotonic() - started}), encoding="utf-8")
     evaluator = Evaluator(corpus, topics)
     result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets, axis=args.axis)
     (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plots = plot_trajectories(result, out)
     write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
-    elapsed = time.monotonic() - started
-    if len(todo) < len(jobs) and timing.exists():
-        elapsed = json.loads(timing.read_text())["crawl_seconds"] + elapsed  # crawls of the earlier run
+    elapsed = earlier + time.monotonic() - started  # this run plus the crawls of earlier ones it reused
     tables = markdown_tables(result)
     print(tables)
     print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
