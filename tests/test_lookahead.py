@@ -14,7 +14,7 @@ from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.lookahead.context_graph import ContextGraphModel
 from crawlproject.lookahead.graph import discounted_targets, layers, reverse
-from crawlproject.lookahead.link_value import LinkValueModel, link_tokens, value_bins
+from crawlproject.lookahead.link_value import LEARN_BATCH, LinkValueModel, link_tokens, value_bins
 from crawlproject.lookahead.training import LinkRecord, TrainingGraph
 from crawlproject.page import Link, Page
 from crawlproject.strategies.base import Topic
@@ -103,9 +103,11 @@ def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> 
     # online: a link unlike any seen, learnt valuable, is then predicted higher
     new = link_tokens("seminar", "talks", "http://new.test/talks/", True)
     before = again.predict([new])[0]
-    for _ in range(20):
+    for _ in range(LEARN_BATCH - 1):
         again.learn(new, 1.5)
-    assert again.predict([new])[0] > before and again.learned == 20
+    assert again.predict([new])[0] == before  # waiting for a whole batch
+    again.learn(new, 1.5)
+    assert again.predict([new])[0] > before and again.learned == LEARN_BATCH
 
 
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:

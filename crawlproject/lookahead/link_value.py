@@ -54,6 +54,7 @@ TRAINER = "scrapy train --kind link-value"
 N_FEATURES = 2**18
 _URL_WORD = re.compile(r"[a-z]+|\d+")
 _ANALYZER = TermAnalyzer(stem=True)
+LEARN_BATCH = 32  # online examples per gradient step (sklearn's step costs O(features), not O(example))
 LINK_ARRAYS = ("coef_", "intercept_", "classes_", "t_")  # what the link classifier needs to predict and go on learning
 
 
@@ -118,6 +119,7 @@ class LinkValueModel:
         self.bin_values = np.array([0.0])
         self.report: dict[str, Any] = {}
         self.learned = 0
+        self._batch: list[tuple[list[str], int]] = []  # online examples not yet learnt
 
     # -- offline ---------------------------------------------------------------
 
@@ -176,18 +178,28 @@ class LinkValueModel:
 
     def learn(self, tokens: list[str], value: float) -> None:
         """One more example: this link is worth *value* (the TD target: the
-        reward of its page + γ · the best predicted value of its links). One
-        gradient step toward the bin *value* falls in; the bins' values stay
-        those of the training graph."""
+        reward of its page + γ · the best predicted value of its links), in
+        the bin *value* falls in; the bins' values stay those of the training
+        graph. Examples are learnt LEARN_BATCH at a time, one gradient step
+        each: a step costs the same for one example as for a batch."""
         self.learned += 1
         if self.links is None:
             return  # one bin only: every value is "none", nothing to tell apart
-        b = int(self.bin_of(np.array([value]))[0])
-        self.links.partial_fit(self.link_hasher.transform([tokens]), [b])
+        self._batch.append((tokens, int(self.bin_of(np.array([value]))[0])))
+        if len(self._batch) >= LEARN_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Learn the examples waiting in the batch now."""
+        if self._batch and self.links is not None:
+            tokens, bins = zip(*self._batch, strict=True)
+            self.links.partial_fit(self.link_hasher.transform(tokens), list(bins))
+        self._batch.clear()
 
     # -- files -----------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
+        self.flush()
         meta = {
             "gamma": self.gamma, "horizon": self.horizon, "window": self.window, "alpha": self.alpha,
             "report": self.report,
