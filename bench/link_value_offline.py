@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from collections.abc import Callable
@@ -33,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import median, write_section  # noqa: E402
-from bench.quality import corpus_files  # noqa: E402
+from bench.quality import corpus_files, sample_topics  # noqa: E402
 from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
 from crawlproject.evaluation.models import held_out_hosts, train_lookahead_model  # noqa: E402
 from crawlproject.evaluation.topics import derive_topics, read_topics, relevant_set  # noqa: E402
@@ -79,8 +78,8 @@ def main() -> int:
     if args.topics_file:
         wanted = {t.id for t in read_topics(args.topics_file)}
         topics = [t for t in topics if t.id in wanted]
-    elif args.topics and len(topics) > args.topics:
-        topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
+    else:
+        topics = sample_topics(topics, args.topics, args.seed)
     out = ROOT / "bench" / "results" / args.name
     models = (args.models or out / "models").resolve()
     graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")

@@ -50,6 +50,13 @@ def corpus_files(folder: Path) -> tuple[Path, Path]:
     return warcs[0], labels
 
 
+def sample_topics(topics: list[Topic], count: int, seed: int) -> list[Topic]:
+    """The seeded sample of *count* topics a benchmark runs (all when 0 or fewer exist)."""
+    if count and len(topics) > count:
+        return sorted(random.Random(seed).sample(topics, count), key=lambda t: t.id)
+    return topics
+
+
 def train_models(
     corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path, scope: str = "any"
 ) -> dict[tuple[str, str], tuple[Path, str]]:
@@ -135,8 +142,7 @@ def main() -> int:
         if unknown:
             raise SystemExit(f"unknown topic ids: {', '.join(sorted(unknown))}")
         topics = [t for t in topics if t.id in wanted]
-    if args.topics and len(topics) > args.topics:
-        topics = sorted(random.Random(args.seed).sample(topics, args.topics), key=lambda t: t.id)
+    topics = sample_topics(topics, args.topics, args.seed)
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
     models = train_models(
