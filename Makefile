@@ -5,6 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORPUS ?= ../shared/corpora/webkb
 STAMP := $(VENV)/.installed
+# Test processes (pytest-xdist): most tests wait on crawls, servers and
+# subprocesses, so two share a 2-core machine well; a file stays on one process.
+TEST_WORKERS ?= 2
 
 .PHONY: setup demo test lint bench clean
 
@@ -25,7 +28,7 @@ lint: setup
 	$(BIN)/mypy crawlproject
 
 test: setup lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Reproduces the frontier and throughput tables of BENCHMARKS.md, with the
 # arguments recorded there (each script rewrites its own section).
