@@ -96,13 +96,12 @@ def main() -> int:
         model = LinkValueModel.load(path)
         value = discounted_targets(targets, test.inlinks(), model.gamma, model.horizon)
         tokens, page_scores, truth = [], [], []
-        for url, links in test.links.items():
-            page = model.page_probability(test.text[url])
-            for link in links:
-                if link.target != url:
-                    tokens.append(link_tokens(link.anchor, link.context, link.target, page > 0.5))
-                    page_scores.append(page)
-                    truth.append(value.get(link.target, 0.0))
+        page_probability = {url: model.page_probability(text) for url, text in test.text.items()}
+        for url, link in test.links_between_pages(test.links):
+            page = page_probability[url]
+            tokens.append(link_tokens(link.anchor, link.context, link.target, page > 0.5))
+            page_scores.append(page)
+            truth.append(value.get(link.target, 0.0))
         truth_array = np.asarray(truth)
         row: dict[str, Any] = {
             "topic": topic.id, "links": len(truth), "leading": float((truth_array > 0).mean()),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.linear_model import SGDClassifier
 
 from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
@@ -108,6 +109,10 @@ def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> 
     assert again.predict([new])[0] == before  # waiting for a whole batch
     again.learn(new, 1.5)
     assert again.predict([new])[0] > before and again.learned == LEARN_BATCH
+    # the kept transpose of the weights answers as sklearn's own product, after learning too
+    features = again.link_hasher.transform([new, link_tokens("courses", "", "http://a.test/courses/", False)])
+    assert again.links is not None
+    assert np.allclose(again.links.decision_function(features), SGDClassifier.decision_function(again.links, features))
 
 
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from crawlproject.lookahead.graph import reverse
 from crawlproject.scope import site_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
 _CACHE_VERSION = 1
 
@@ -49,6 +49,14 @@ class TrainingGraph:
 
     def inlinks(self) -> dict[str, list[str]]:
         return reverse(self.outlinks())
+
+    def links_between_pages(self, pages: Iterable[str]) -> Iterator[tuple[str, LinkRecord]]:
+        """(page, link) for every link of *pages* to another page — the
+        examples a link-value model learns from and is judged on."""
+        for url in pages:
+            for link in self.links.get(url, ()):
+                if link.target != url:
+                    yield url, link
 
     def restricted(self, keep: Callable[[str], bool]) -> TrainingGraph:
         """The graph of the pages *keep* accepts: their links still point
