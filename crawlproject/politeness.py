@@ -74,7 +74,9 @@ class PoliteDownloadHandler(HTTP11DownloadHandler):
             wait_ms = int(self._reserve(keys=[key], args=[now_ms, host, int(delay * 1000)]))
             if wait_ms > 0:
                 crawler.stats.inc_value("focus/politeness/waits")
-                await maybe_deferred_to_future(deferLater(reactor, wait_ms / 1000))  # type: ignore[arg-type]
+                # Sleep until the turn itself: Redis's answer took time already.
+                until_turn = max(0.0, (now_ms + wait_ms) / 1000 - time.time())
+                await maybe_deferred_to_future(deferLater(reactor, until_turn))  # type: ignore[arg-type]
             # Late for the turn (woken late, or a slow answer from Redis while
             # this process was busy)? The next worker's turn is near: sending
             # now would undercut it. Take a later turn instead.
