@@ -37,7 +37,7 @@ from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
 from crawlproject.evaluation.models import held_out_hosts, train_lookahead_model  # noqa: E402
 from crawlproject.evaluation.topics import derive_topics, read_topics, relevant_set  # noqa: E402
 from crawlproject.lookahead.graph import discounted_targets  # noqa: E402
-from crawlproject.lookahead.link_value import LinkValueModel, link_tokens  # noqa: E402
+from crawlproject.lookahead.link_value import LinkValueModel  # noqa: E402
 from crawlproject.lookahead.training import link_graph  # noqa: E402
 from crawlproject.scope import SCOPES  # noqa: E402
 from crawlproject.urls import host_of  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> int:
         page_probability = {url: model.page_probability(text) for url, text in test.text.items()}
         for url, link in test.links_between_pages(test.links):
             page = page_probability[url]
-            tokens.append(link_tokens(link.anchor, link.context, link.target, page > 0.5))
+            tokens.append(model.features(link.anchor, link.context, url, link.target, page > 0.5))
             page_scores.append(page)
             truth.append(value.get(link.target, 0.0))
         truth_array = np.asarray(truth)

@@ -14,12 +14,18 @@ from sklearn.linear_model import SGDClassifier
 from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.lookahead.context_graph import ContextGraphModel
-from crawlproject.lookahead.graph import discounted_targets, layers, reverse
+from crawlproject.lookahead.graph import (
+    discounted_targets,
+    discounted_targets_by_site,
+    layers,
+    reverse,
+)
 from crawlproject.lookahead.link_value import LEARN_BATCH, LinkValueModel, link_tokens, value_bins
 from crawlproject.lookahead.training import LinkRecord, TrainingGraph
 from crawlproject.page import Link, Page
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.infospiders import INITIAL_ENERGY, InfoSpidersStrategy
+from crawlproject.strategies.link_value import LinkValueStrategy
 from crawlproject.text import TermAnalyzer
 
 #   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
@@ -92,17 +98,17 @@ def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> 
     assert model.report["links"] == 4 * (2 + 3 + 3)
     assert model.report["links_per_bin"][0] == 4 * (1 + 3)  # the people and person links
     values = model.predict([
-        link_tokens("courses", "teaching", "http://new.test/courses/", False),
-        link_tokens("people", "directory", "http://new.test/people/", False),
-        link_tokens("cs5 lecture", "syllabus", "http://new.test/courses/cs5/", False),
+        link_tokens("courses", "teaching", "http://new.test/courses/", False, False),
+        link_tokens("people", "directory", "http://new.test/people/", False, False),
+        link_tokens("cs5 lecture", "syllabus", "http://new.test/courses/cs5/", False, False),
     ])
     assert values[0] > values[1] and values[2] > values[1]
     model.save(tmp_path / "lv.npz")
     again = LinkValueModel.load(tmp_path / "lv.npz")
-    assert np.allclose(again.predict([link_tokens("courses", "", "http://a.test/courses/", False)]),
-                       model.predict([link_tokens("courses", "", "http://a.test/courses/", False)]))
+    assert np.allclose(again.predict([link_tokens("courses", "", "http://a.test/courses/", False, False)]),
+                       model.predict([link_tokens("courses", "", "http://a.test/courses/", False, False)]))
     # online: a link unlike any seen, learnt valuable, is then predicted higher
-    new = link_tokens("seminar", "talks", "http://new.test/talks/", True)
+    new = link_tokens("seminar", "talks", "http://new.test/talks/", True, False)
     before = again.predict([new])[0]
     for _ in range(LEARN_BATCH - 1):
         again.learn(new, 1.5)
@@ -110,9 +116,72 @@ def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> 
     again.learn(new, 1.5)
     assert again.predict([new])[0] > before and again.learned == LEARN_BATCH
     # the kept transpose of the weights answers as sklearn's own product, after learning too
-    features = again.link_hasher.transform([new, link_tokens("courses", "", "http://a.test/courses/", False)])
+    features = again.link_hasher.transform([new, link_tokens("courses", "", "http://a.test/courses/", False, False)])
     assert again.links is not None
     assert np.allclose(again.links.decision_function(features), SGDClassifier.decision_function(again.links, features))
+
+
+def test_q_value_targets_per_site_by_hand() -> None:
+    # Two sites: a.edu/p → a.edu/t (target), b.edu/t (target), a.edu/x;  a.edu/x → b.edu/t
+    inlinks = reverse({"a.edu/p": ["a.edu/t", "b.edu/t", "a.edu/x"], "a.edu/x": ["b.edu/t"]})
+    by_site = discounted_targets_by_site(["a.edu/t", "b.edu/t"], inlinks, 0.5, 5, lambda page: page.split("/")[0])
+    # site a counts a.edu/t only: itself 1, p one link before it 0.5; x leads to b's target only
+    assert by_site["a.edu"] == {"a.edu/t": 1.0, "a.edu/p": 0.5}
+    # site b: b.edu/t 1; x one link before it 0.5; p one link before it 0.5 (the nearer path)
+    assert by_site["b.edu"] == {"b.edu/t": 1.0, "a.edu/x": 0.5, "a.edu/p": 0.5}
+    # summed over sites they are the values that count every target
+    everywhere = discounted_targets(["a.edu/t", "b.edu/t"], inlinks, 0.5, 5)
+    for page, value in everywhere.items():
+        assert value == sum(site.get(page, 0.0) for site in by_site.values())
+
+
+def cross_site_graph() -> TrainingGraph:
+    """:func:`hand_graph`, each department also linking to the next
+    university's course index (anchor "courses" too): a link that leads to
+    course pages, of another site."""
+    graph = hand_graph()
+    for i in range(4):
+        graph.links[f"http://u{i}.test/"].append(LinkRecord(f"http://u{(i + 1) % 4}.test/courses/", "courses", "teaching"))
+    return graph
+
+
+def test_link_values_of_a_site_bound_topic_count_their_own_sites_targets() -> None:
+    anywhere = LinkValueModel(gamma=0.5, horizon=3).fit(cross_site_graph())
+    own_site = LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph())
+    # 4 × 9 links; worth nothing: the people (1) and person (3) links, and — counted
+    # per site only — the 4 course-index links that leave their university
+    assert anywhere.report["links_per_bin"][0] == 4 * 4
+    assert own_site.report["links_per_bin"][0] == 4 * 4 + 4
+    assert own_site.report["value_scope"] == "domain"
+    stays = own_site.features("courses", "teaching", "http://new.test/", "http://new.test/courses/", False)
+    leaves = own_site.features("courses", "teaching", "http://new.test/", "http://other.test/courses/", False)
+    assert leaves[-1] == "s:out" and "s:out" not in stays
+    assert own_site.predict([stays])[0] > 2 * own_site.predict([leaves])[0]
+    assert anywhere.predict([leaves])[0] > 2 * own_site.predict([leaves])[0]  # counting every target, leaving pays
+    with pytest.raises(ValueError, match="value_scope must be one of"):
+        LinkValueModel(value_scope="site")
+
+
+def test_a_site_bound_link_value_learns_online_that_another_site_is_worth_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(tmp_path / "lv.npz")
+    model = LinkValueModel.load(tmp_path / "lv.npz")
+    assert model.value_scope == "domain"  # kept in the model file
+    learnt: list[tuple[list[str], float]] = []
+    learn = model.learn
+    monkeypatch.setattr(model, "learn", lambda tokens, value: (learnt.append((tokens, value)), learn(tokens, value)))
+    strategy = LinkValueStrategy(Topic(query="course"), TermAnalyzer(stem=True), model)
+    home = Page("http://new.test/", "department of computer science", [
+        Link("http://new.test/courses/", "courses"), Link("http://other.test/courses/", "courses"),
+    ])
+    strategy.score_links(home, None)
+    course_page = "syllabus lecture homework exam grading"
+    for url in ("http://new.test/courses/", "http://other.test/courses/"):
+        strategy.score_links(Page(url, course_page, [Link(url + "cs1/", "cs1 lecture")]), None)
+    (stayed, stayed_value), (left, left_value) = learnt
+    assert "s:out" not in stayed and stayed_value >= 1.0  # a course page of its own site: reward 1
+    assert left[-1] == "s:out" and left_value == 0.0  # the same page on another site: nothing
 
 
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:

@@ -70,6 +70,11 @@ class Command(ProjectCommand):
             "--within", choices=("any", "domain", "host"), default="any",
             help="learn from the links inside one registered domain / host only: for crawls with -a scope=domain|host",
         )
+        lookahead.add_argument(
+            "--value-scope", choices=("any", "domain", "host"), default="any",
+            help="link value: count only the targets on the site (registered domain / host) of the page a link is on"
+            " — for a topic bound to its sites (this university's course pages) learnt from other sites",
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
@@ -151,7 +156,7 @@ class Command(ProjectCommand):
             model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold).fit(graph)
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
-            model = LinkValueModel(opts.gamma, opts.horizon, opts.window).fit(graph)
+            model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope).fit(graph)
             print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
         model.save(opts.output)
         print(f"{opts.kind} model written to {opts.output} ({time.monotonic() - started:.1f}s)")

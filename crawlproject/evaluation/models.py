@@ -28,6 +28,7 @@ from crawlproject.classify.taxonomy import parent_path
 from crawlproject.classify.training import Examples
 from crawlproject.evaluation.topics import relevant_set
 from crawlproject.labels import is_relevant
+from crawlproject.scope import site_of
 from crawlproject.urls import host_of
 
 if TYPE_CHECKING:
@@ -84,19 +85,39 @@ def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic, sco
     return kept.within_sites(scope).with_targets((good,))
 
 
+def value_scope_of(topic: Topic) -> str:
+    """What a topic's link values count: ``domain`` — only the targets on
+    the site a link sits on — when every example the user gave (its seeds)
+    lies on one registered domain, as "the course pages of this university"
+    does; ``any`` when the examples span sites, as "course pages" does.
+    Decided from the topic's examples alone, never from its targets.
+
+    >>> from crawlproject.evaluation.topics import Topic
+    >>> value_scope_of(Topic("c", "course/x", [], ["http://www.cs.x.edu/a", "http://x.edu/b"], [], [], 2))
+    'domain'
+    >>> value_scope_of(Topic("c", "course", [], ["http://x.edu/a", "http://y.edu/b"], [], [], 2))
+    'any'
+    """
+    return "domain" if len({site_of(url, "domain") for url in topic.seeds}) == 1 else "any"
+
+
 def train_lookahead_model(
     graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any"
 ) -> Path:
     """Train (or reuse, when *path* exists) the topic's context-graph or
     link-value model, host-disjoint as :func:`train_topic_model`, on the
-    links a crawl of *scope* follows."""
+    links a crawl of *scope* follows; a link-value model counts the targets
+    :func:`value_scope_of` says."""
     from crawlproject.lookahead.context_graph import ContextGraphModel
     from crawlproject.lookahead.link_value import LinkValueModel
 
     if path.exists():
         return path
     training = topic_training_graph(graph, corpus, topic, scope)
-    model = ContextGraphModel() if kind == "context-graph" else LinkValueModel(window=graph.window)
+    model = (
+        ContextGraphModel() if kind == "context-graph"
+        else LinkValueModel(window=graph.window, value_scope=value_scope_of(topic))
+    )
     model.fit(training)
     model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
     model.save(path)

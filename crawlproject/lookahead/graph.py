@@ -11,7 +11,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 
 def reverse(outlinks: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
@@ -77,3 +77,24 @@ def discounted_targets(
                     distance[source] = d + 1
                     queue.append(source)
     return value
+
+
+def discounted_targets_by_site(
+    targets: Iterable[str], inlinks: Mapping[str, Sequence[str]], gamma: float, horizon: int,
+    site: Callable[[str], str],
+) -> dict[str, dict[str, float]]:
+    """:func:`discounted_targets` once per site: site → V_site(u), counting
+    only the targets on that site. For a topic bound to its sites (one
+    university's course pages), the value of a link from a page on site S
+    is V_S of the page it leads to: the course pages of another university
+    are worth nothing to it.
+
+    >>> inlinks = {"a/t": ["a/p"], "b/t": ["a/p"]}
+    >>> by_site = discounted_targets_by_site(["a/t", "b/t"], inlinks, 0.5, 3, lambda u: u[0])
+    >>> by_site["a"], by_site["b"]
+    ({'a/t': 1.0, 'a/p': 0.5}, {'b/t': 1.0, 'a/p': 0.5})
+    """
+    on_site: dict[str, list[str]] = {}
+    for target in dict.fromkeys(targets):
+        on_site.setdefault(site(target), []).append(target)
+    return {name: discounted_targets(found, inlinks, gamma, horizon) for name, found in on_site.items()}

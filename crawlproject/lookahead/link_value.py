@@ -7,7 +7,13 @@ the link's own features:
 * ``a:`` the anchor's terms, ``c:`` the terms of its context window,
 * ``u:`` the tokens of its URL (host and path words),
 * ``p:`` the class of the page it sits on (target-like or not, by a page
-  classifier trained on the same graph).
+  classifier trained on the same graph),
+* ``s:out`` when it leaves the site of the page it sits on.
+
+For a topic bound to its sites (one university's course pages, learnt from
+other universities), ``value_scope`` counts only the targets on the site of
+the page a link sits on (:func:`discounted_targets_by_site`): a model that
+counts every target learns the *category* and follows it to any site.
 
 As Rennie & McCallum, the values are cut into bins (no value, then the
 positive values' terciles) and a classifier learns the bin from the
@@ -39,12 +45,13 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
 from sklearn.naive_bayes import MultinomialNB
 
-from crawlproject.lookahead.graph import discounted_targets
+from crawlproject.lookahead.graph import discounted_targets, discounted_targets_by_site
 from crawlproject.modelfile import load_model, nb_arrays, nb_from_arrays, save_model
+from crawlproject.scope import SCOPES, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from crawlproject.lookahead.training import TrainingGraph
@@ -58,11 +65,13 @@ LEARN_BATCH = 32  # online examples per gradient step (sklearn's step costs O(fe
 LINK_ARRAYS = ("coef_", "intercept_", "classes_", "t_")  # what the link classifier needs to predict and go on learning
 
 
-def link_tokens(anchor: str, context: str, url: str, parent_good: bool) -> list[str]:
+def link_tokens(anchor: str, context: str, url: str, parent_good: bool, leaves_site: bool) -> list[str]:
     """The features of one link.
 
-    >>> link_tokens("CS 414 homework", "due Friday", "http://www.cs.cornell.edu/cs414/hw.html", True)
+    >>> link_tokens("CS 414 homework", "due Friday", "http://www.cs.cornell.edu/cs414/hw.html", True, False)
     ['a:c', 'a:414', 'a:homework', 'c:fridai', 'u:www', 'u:cs', 'u:cornell', 'u:edu', 'u:cs', 'u:414', 'u:hw', 'u:html', 'p:good']
+    >>> link_tokens("", "", "http://x.org/", False, True)[-2:]
+    ['p:other', 's:out']
     """
     parts = urlsplit(url.lower())
     url_words = _URL_WORD.findall(parts.netloc) + _URL_WORD.findall(parts.path + " " + parts.query)
@@ -71,6 +80,7 @@ def link_tokens(anchor: str, context: str, url: str, parent_good: bool) -> list[
         + [f"c:{t}" for t in _ANALYZER.terms(context)]
         + [f"u:{w}" for w in url_words]
         + ["p:good" if parent_good else "p:other"]
+        + (["s:out"] if leaves_site else [])
     )
 
 
@@ -130,10 +140,15 @@ def value_bins(values: Sequence[float], positive_bins: int = 3) -> np.ndarray:
 
 
 class LinkValueModel:
-    def __init__(self, gamma: float = 0.5, horizon: int = 6, window: int = 10, alpha: float = 1.0):
+    def __init__(
+        self, gamma: float = 0.5, horizon: int = 6, window: int = 10, alpha: float = 1.0, value_scope: str = "any"
+    ):
         if not 0 <= gamma < 1:
             raise ValueError(f"gamma must be in [0, 1), got {gamma}")
+        if value_scope not in SCOPES:
+            raise ValueError(f"value_scope must be one of {', '.join(SCOPES)}, got {value_scope!r}")
         self.gamma, self.horizon, self.window, self.alpha = gamma, horizon, window, alpha
+        self.value_scope = value_scope  # any: every target counts; domain/host: those on the link's own site
         self.hasher = _hasher()
         self.link_hasher = _hasher(binary=True)
         self.pages = MultinomialNB(alpha=alpha)  # target-like (1) or not (0)
@@ -154,11 +169,11 @@ class LinkValueModel:
         page_classes = np.array([int(u in graph.targets) for u in pages])
         self.pages.fit(page_features, page_classes)
         good = dict(zip(pages, self.pages.predict(page_features).astype(bool), strict=True))
-        value = discounted_targets(graph.targets, graph.inlinks(), self.gamma, self.horizon)
+        worth = self._link_worth(graph)
         tokens, values = [], []
         for url, link in graph.links_between_pages(pages):
-            tokens.append(link_tokens(link.anchor, link.context, link.target, good[url]))
-            values.append(value.get(link.target, 0.0))
+            tokens.append(self.features(link.anchor, link.context, url, link.target, good[url]))
+            values.append(worth(url, link.target))
         if not tokens:
             raise ValueError("the training graph has no links: no value to learn")
         self.edges = value_bins(values)
@@ -168,11 +183,36 @@ class LinkValueModel:
         # the classes are all bins and online learning can reach each.
         self.links = _link_classifier().fit(self.link_hasher.transform(tokens), bins) if len(self.edges) > 1 else None
         self.report = {
-            "links": len(tokens), "targets": len(graph.targets), "pages": len(pages),
+            "value_scope": self.value_scope, "links": len(tokens), "targets": len(graph.targets), "pages": len(pages),
             "bin_edges": self.edges.tolist(), "bin_values": self.bin_values.tolist(),
             "links_per_bin": np.bincount(bins, minlength=len(self.edges)).tolist(),
         }
         return self
+
+    def _link_worth(self, graph: TrainingGraph) -> Callable[[str, str], float]:
+        """(page, linked page) → the training value of that link (SPEC §2,
+        Q = Σ γ^d over the targets it leads to; those of its page's site only
+        when ``value_scope`` says so)."""
+        inlinks = graph.inlinks()
+        if self.value_scope == "any":
+            everywhere = discounted_targets(graph.targets, inlinks, self.gamma, self.horizon)
+            return lambda page, linked: everywhere.get(linked, 0.0)
+        by_site = discounted_targets_by_site(graph.targets, inlinks, self.gamma, self.horizon, self.site)
+        return lambda page, linked: by_site.get(self.site(page), {}).get(linked, 0.0)
+
+    def site(self, url: str) -> str:
+        """The site a link leaves or stays on (registered domain unless the
+        model counts targets per host)."""
+        return site_of(url, "host" if self.value_scope == "host" else "domain")
+
+    def features(self, anchor: str, context: str, page_url: str, link_url: str, parent_good: bool) -> list[str]:
+        """:func:`link_tokens` of a link from *page_url* to *link_url*."""
+        return link_tokens(anchor, context, link_url, parent_good, self.site(link_url) != self.site(page_url))
+
+    def counts_for(self, page_url: str, found_url: str) -> bool:
+        """Whether a target found at *found_url* is worth anything to a link
+        on *page_url* (always, unless the model counts its own site's only)."""
+        return self.value_scope == "any" or self.site(found_url) == self.site(page_url)
 
     def bin_of(self, values: np.ndarray) -> np.ndarray:
         """The bin of each value: 0 for none, else the first edge ≥ it."""
@@ -222,7 +262,7 @@ class LinkValueModel:
         self.flush()
         meta = {
             "gamma": self.gamma, "horizon": self.horizon, "window": self.window, "alpha": self.alpha,
-            "report": self.report,
+            "value_scope": self.value_scope, "report": self.report,
         }
         arrays = {**nb_arrays("pages", self.pages), "edges": self.edges, "bin_values": self.bin_values}
         if self.links is not None:
@@ -232,7 +272,7 @@ class LinkValueModel:
     @classmethod
     def load(cls, path: str | Path) -> LinkValueModel:
         meta, arrays = load_model(path, FORMAT, TRAINER)
-        model = cls(meta["gamma"], meta["horizon"], meta["window"], meta["alpha"])
+        model = cls(meta["gamma"], meta["horizon"], meta["window"], meta["alpha"], meta.get("value_scope", "any"))
         model.pages = nb_from_arrays("pages", arrays, model.alpha)
         if "links_coef_" in arrays:
             model.links = _link_classifier()

@@ -5,6 +5,10 @@ link scores the discounted number of targets it is predicted to lead to
 from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
 
+A model that counts only its own site's targets (``value_scope``, for a
+topic bound to its sites) learns the same online: a link that led to
+another site learns the value 0.
+
 The features of a queued link wait in memory until its page arrives (at
 most FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a
 long crawl learns from its recent links).
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING
 from crawlproject import config
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
-from crawlproject.lookahead.link_value import LinkValueModel, link_tokens
+from crawlproject.lookahead.link_value import LinkValueModel
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.text import TermAnalyzer
 
@@ -42,7 +46,7 @@ class LinkValueStrategy(CrawlStrategy):
         super().__init__(topic, analyzer)
         self.model, self.online, self.memory = model, online, memory
         self.crawler = crawler
-        self._pending: OrderedDict[str, list[str]] = OrderedDict()
+        self._pending: OrderedDict[str, tuple[list[str], str]] = OrderedDict()  # link → (features, page it is on)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -72,24 +76,26 @@ class LinkValueStrategy(CrawlStrategy):
         tokens = []
         for link in page.links:
             context = page.link_context(link, window)
-            tokens.append(link_tokens(context.anchor, context.context, link.key, good))
+            tokens.append(self.model.features(context.anchor, context.context, page.key, link.key, good))
         values = self.model.predict(tokens)
         if self.online:
             self._learn(page, float(good), float(values.max()) if len(values) else 0.0)
             for link, features in zip(page.links, tokens, strict=True):
-                self._remember(link.key, features)
+                self._remember(link.key, features, page.key)
         return [float(v) for v in values]
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        features = self._pending.pop(page.key, None)
-        if features is not None:
-            self.model.learn(features, reward + self.model.gamma * best_next)
+        pending = self._pending.pop(page.key, None)
+        if pending is not None:
+            features, source = pending
+            counts = self.model.counts_for(source, page.key)
+            self.model.learn(features, reward + self.model.gamma * best_next if counts else 0.0)
             if self.crawler is not None and self.crawler.stats is not None:
                 self.crawler.stats.inc_value("focus/link_value/learned")
 
-    def _remember(self, key: str, features: list[str]) -> None:
+    def _remember(self, key: str, features: list[str], source: str) -> None:
         if key in self._pending or self.memory == 0:
             return  # the first link found to a page is the one that is queued
-        self._pending[key] = features
+        self._pending[key] = (features, source)
         if len(self._pending) > self.memory:
             self._pending.popitem(last=False)
