@@ -27,9 +27,9 @@ def train(*args: str) -> subprocess.CompletedProcess[str]:
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("lookahead")
     found = {}
-    for kind in ("context-graph", "link-value"):
+    for kind, extra in (("context-graph", []), ("link-value", ["--value-scope", "domain"])):
         path = folder / f"{kind}.npz"
-        done = train("--warc", str(WEBKB_WARC), "--kind", kind, "--good", "course", "-o", str(path))
+        done = train("--warc", str(WEBKB_WARC), "--kind", kind, "--good", "course", "-o", str(path), *extra)
         assert done.returncode == 0, done.stderr[-2000:]
         assert "targets (course)" in done.stdout and f"{kind} model written" in done.stdout
         found[kind] = path
@@ -61,6 +61,7 @@ def test_context_graph_crawl_pops_the_nearest_layer_first(models: dict[str, Path
 def test_link_value_crawl_keeps_learning(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
     model = LinkValueModel.load(models["link-value"])
     assert model.report["links_per_bin"][0] > sum(model.report["links_per_bin"][1:])  # most links lead nowhere
+    assert model.value_scope == "domain"  # --value-scope: each site's own course pages count
     result = crawl("linkvalue", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['link-value']}"])
     assert result.summary.get("focused", {}).get("link_value/learned", 0) > 50
     off = crawl("linkvalue", tmp_path / "off", webkb_replay.proxy_url, 60, ["-a", f"model={models['link-value']}"],
@@ -86,6 +87,8 @@ def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_re
     assert done.returncode != 0 and "nothing to learn from" in done.stderr
     done = train("--pages", str(tmp_path), "--kind", "context-graph", "--good", "course", "-o", str(tmp_path / "m.npz"))
     assert done.returncode != 0 and "give --warc" in done.stderr
+    done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--value-scope", "site", "-o", "m.npz")
+    assert done.returncode != 0 and "invalid choice: 'site'" in done.stderr
     for spider, args, message in (
         ("linkvalue", [], "needs a model"),
         ("linkvalue", ["-a", f"model={models['context-graph']}"], "not a crawlproject/link-value/2 model"),
