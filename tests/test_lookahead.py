@@ -153,35 +153,45 @@ def test_link_values_of_a_site_bound_topic_count_their_own_sites_targets() -> No
     assert anywhere.report["links_per_bin"][0] == 4 * 4
     assert own_site.report["links_per_bin"][0] == 4 * 4 + 4
     assert own_site.report["value_scope"] == "domain"
-    stays = own_site.features("courses", "teaching", "http://new.test/", "http://new.test/courses/", False)
-    leaves = own_site.features("courses", "teaching", "http://new.test/", "http://other.test/courses/", False)
+    home = own_site.home_of("http://new.test/", ["new.test"])
+    stays = own_site.features("courses", "teaching", "http://new.test/courses/", False, home)
+    leaves = own_site.features("courses", "teaching", "http://other.test/courses/", False, home)
     assert leaves[-1] == "s:out" and "s:out" not in stays
     assert own_site.predict([stays])[0] > 2 * own_site.predict([leaves])[0]
-    assert anywhere.predict([leaves])[0] > 2 * own_site.predict([leaves])[0]  # counting every target, leaving pays
+    # counting every target, leaving pays
+    assert anywhere.predict([leaves])[0] > 2 * own_site.predict([leaves])[0]
+    # a site-bound model's home is its own, else the crawl's; any other model's, the page's site
+    own_site.home = ["u0.test"]
+    assert own_site.home_of("http://other.test/", ["new.test"]) == ["u0.test"]
+    assert anywhere.home_of("http://other.test/", ["new.test"]) == ("other.test",)
     with pytest.raises(ValueError, match="value_scope must be one of"):
         LinkValueModel(value_scope="site")
 
 
-def test_a_site_bound_link_value_learns_online_that_another_site_is_worth_nothing(
+def test_a_site_bound_link_value_crawl_stays_home_and_learns_that_away_is_worth_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(tmp_path / "lv.npz")
     model = LinkValueModel.load(tmp_path / "lv.npz")
-    assert model.value_scope == "domain"  # kept in the model file
+    assert model.value_scope == "domain" and model.home == []  # kept in the model file; home: the seeds'
     learnt: list[tuple[list[str], float]] = []
     learn = model.learn
     monkeypatch.setattr(model, "learn", lambda tokens, value: (learnt.append((tokens, value)), learn(tokens, value)))
     strategy = LinkValueStrategy(Topic(query="course"), TermAnalyzer(stem=True), model)
-    home = Page("http://new.test/", "department of computer science", [
+    seed = Page("http://new.test/", "department of computer science", [
         Link("http://new.test/courses/", "courses"), Link("http://other.test/courses/", "courses"),
-    ])
-    strategy.score_links(home, None)
+    ], meta={keys.SEED: True})
+    at_home, to_away = strategy.score_links(seed, None)
+    assert at_home > 2 * to_away
     course_page = "syllabus lecture homework exam grading"
+    scores = {}
     for url in ("http://new.test/courses/", "http://other.test/courses/"):
-        strategy.score_links(Page(url, course_page, [Link(url + "cs1/", "cs1 lecture")]), None)
+        scores[url] = strategy.score_links(Page(url, course_page, [Link(url + "cs1/", "cs1 lecture")]), None)[0]
+    # away from home, even the away site's own course links lead off home
+    assert scores["http://new.test/courses/"] > scores["http://other.test/courses/"]
     (stayed, stayed_value), (left, left_value) = learnt
-    assert "s:out" not in stayed and stayed_value >= 1.0  # a course page of its own site: reward 1
-    assert left[-1] == "s:out" and left_value == 0.0  # the same page on another site: nothing
+    assert "s:out" not in stayed and stayed_value >= 1.0  # a course page at home: reward 1
+    assert left[-1] == "s:out" and left_value == 0.0  # the same page away from home: nothing
 
 
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:

@@ -75,6 +75,11 @@ class Command(ProjectCommand):
             help="link value: count only the targets on the site (registered domain / host) of the page a link is on"
             " — for a topic bound to its sites (this university's course pages) learnt from other sites",
         )
+        lookahead.add_argument(
+            "--home", default="",
+            help="link value with --value-scope: URLs on the sites whose targets count while crawling,"
+            " comma-separated (default: each crawl's seeds' sites)",
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
@@ -156,7 +161,11 @@ class Command(ProjectCommand):
             model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold).fit(graph)
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
-            model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope).fit(graph)
+            model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope)
+            if opts.home and opts.value_scope == "any":
+                raise UsageError("--home names the sites of a site-bound model: give --value-scope domain|host too")
+            model.home = sorted({model.site(url.strip()) for url in opts.home.split(",") if url.strip()})
+            model.fit(graph)
             print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
         model.save(opts.output)
         print(f"{opts.kind} model written to {opts.output} ({time.monotonic() - started:.1f}s)")

@@ -89,7 +89,8 @@ def value_scope_of(topic: Topic) -> str:
     """What a topic's link values count: ``domain`` — only the targets on
     the site a link sits on — when every example the user gave (its seeds)
     lies on one registered domain, as "the course pages of this university"
-    does; ``any`` when the examples span sites, as "course pages" does.
+    does — that domain is then the crawl's home; ``any`` when the examples
+    span sites, as "course pages" does.
     Decided from the topic's examples alone, never from its targets.
 
     >>> from crawlproject.evaluation.topics import Topic
@@ -114,10 +115,13 @@ def train_lookahead_model(
     if path.exists():
         return path
     training = topic_training_graph(graph, corpus, topic, scope)
-    model = (
-        ContextGraphModel() if kind == "context-graph"
-        else LinkValueModel(window=graph.window, value_scope=value_scope_of(topic))
-    )
+    model: ContextGraphModel | LinkValueModel
+    if kind == "context-graph":
+        model = ContextGraphModel()
+    else:
+        model = LinkValueModel(window=graph.window, value_scope=value_scope_of(topic))
+        if model.value_scope != "any":
+            model.home = sorted({model.site(url) for url in topic.seeds})  # the user's examples' site
     model.fit(training)
     model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
     model.save(path)

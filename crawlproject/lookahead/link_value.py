@@ -8,12 +8,17 @@ the link's own features:
 * ``u:`` the tokens of its URL (host and path words),
 * ``p:`` the class of the page it sits on (target-like or not, by a page
   classifier trained on the same graph),
-* ``s:out`` when it leaves the site of the page it sits on.
+* ``s:out`` when it leads off its home site: the site of the page it sits
+  on, or for a site-bound model while crawling, the crawl's home sites.
 
 For a topic bound to its sites (one university's course pages, learnt from
 other universities), ``value_scope`` counts only the targets on the site of
-the page a link sits on (:func:`discounted_targets_by_site`): a model that
-counts every target learns the *category* and follows it to any site.
+the page a link sits on (:func:`discounted_targets_by_site`): each training
+site plays the home site once. While crawling, home is the model's
+``home`` sites (the topic's examples') or else the crawl's seeds': a page on
+another site is away from home, and its links count the home's targets
+too. A model that counts every target learns the *category* and follows it
+to any site.
 
 As Rennie & McCallum, the values are cut into bins (no value, then the
 positive values' terciles) and a classifier learns the bin from the
@@ -51,7 +56,7 @@ from crawlproject.scope import SCOPES, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Collection, Sequence
     from pathlib import Path
 
     from crawlproject.lookahead.training import TrainingGraph
@@ -149,6 +154,7 @@ class LinkValueModel:
             raise ValueError(f"value_scope must be one of {', '.join(SCOPES)}, got {value_scope!r}")
         self.gamma, self.horizon, self.window, self.alpha = gamma, horizon, window, alpha
         self.value_scope = value_scope  # any: every target counts; domain/host: those on the link's own site
+        self.home: list[str] = []  # site-bound: the sites whose targets count when crawling ([]: the seeds')
         self.hasher = _hasher()
         self.link_hasher = _hasher(binary=True)
         self.pages = MultinomialNB(alpha=alpha)  # target-like (1) or not (0)
@@ -172,7 +178,7 @@ class LinkValueModel:
         worth = self._link_worth(graph)
         tokens, values = [], []
         for url, link in graph.links_between_pages(pages):
-            tokens.append(self.features(link.anchor, link.context, url, link.target, good[url]))
+            tokens.append(self.features(link.anchor, link.context, link.target, good[url], (self.site(url),)))
             values.append(worth(url, link.target))
         if not tokens:
             raise ValueError("the training graph has no links: no value to learn")
@@ -205,14 +211,20 @@ class LinkValueModel:
         model counts targets per host)."""
         return site_of(url, "host" if self.value_scope == "host" else "domain")
 
-    def features(self, anchor: str, context: str, page_url: str, link_url: str, parent_good: bool) -> list[str]:
-        """:func:`link_tokens` of a link from *page_url* to *link_url*."""
-        return link_tokens(anchor, context, link_url, parent_good, self.site(link_url) != self.site(page_url))
+    def features(
+        self, anchor: str, context: str, link_url: str, parent_good: bool, home: Collection[str]
+    ) -> list[str]:
+        """:func:`link_tokens` of a link to *link_url*; *home*: the sites it
+        may lead to without ``s:out`` (see :meth:`home_of`)."""
+        return link_tokens(anchor, context, link_url, parent_good, self.site(link_url) not in home)
 
-    def counts_for(self, page_url: str, found_url: str) -> bool:
-        """Whether a target found at *found_url* is worth anything to a link
-        on *page_url* (always, unless the model counts its own site's only)."""
-        return self.value_scope == "any" or self.site(found_url) == self.site(page_url)
+    def home_of(self, page_url: str, crawl_home: Collection[str]) -> Collection[str]:
+        """The home sites of a link on *page_url* while crawling: the page's
+        own site, as in training, for a model that counts every target; for
+        a site-bound one, its ``home`` or else *crawl_home* (the seeds')."""
+        if self.value_scope == "any":
+            return (self.site(page_url),)
+        return self.home or crawl_home
 
     def bin_of(self, values: np.ndarray) -> np.ndarray:
         """The bin of each value: 0 for none, else the first edge ≥ it."""
@@ -262,7 +274,7 @@ class LinkValueModel:
         self.flush()
         meta = {
             "gamma": self.gamma, "horizon": self.horizon, "window": self.window, "alpha": self.alpha,
-            "value_scope": self.value_scope, "report": self.report,
+            "value_scope": self.value_scope, "home": self.home, "report": self.report,
         }
         arrays = {**nb_arrays("pages", self.pages), "edges": self.edges, "bin_values": self.bin_values}
         if self.links is not None:
@@ -280,6 +292,7 @@ class LinkValueModel:
                 setattr(model.links, name, arrays[f"links_{name}"])
             model.links.t_ = float(model.links.t_)
             model.links.n_features_in_ = N_FEATURES
+        model.home = list(meta.get("home", []))
         model.edges, model.bin_values = arrays["edges"], arrays["bin_values"].astype(float)
         model.report = meta["report"]
         return model

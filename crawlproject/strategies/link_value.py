@@ -5,9 +5,10 @@ link scores the discounted number of targets it is predicted to lead to
 from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
 
-A model that counts only its own site's targets (``value_scope``, for a
-topic bound to its sites) learns the same online: a link that led to
-another site learns the value 0.
+A model that counts only its home site's targets (``value_scope``, for a
+topic bound to its sites) knows its home sites (``home``) or takes the
+seeds' sites for them; a link that leads off them carries ``s:out``, and
+online, a link that led to a page away from home learns the value 0.
 
 The features of a queued link wait in memory until its page arrives (at
 most FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a
@@ -20,6 +21,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from crawlproject import config
+from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
@@ -27,7 +29,7 @@ from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -46,7 +48,8 @@ class LinkValueStrategy(CrawlStrategy):
         super().__init__(topic, analyzer)
         self.model, self.online, self.memory = model, online, memory
         self.crawler = crawler
-        self._pending: OrderedDict[str, tuple[list[str], str]] = OrderedDict()  # link → (features, page it is on)
+        self._pending: OrderedDict[str, list[str]] = OrderedDict()
+        self._seed_sites: set[str] = set()  # home, when the model names none
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -64,38 +67,47 @@ class LinkValueStrategy(CrawlStrategy):
         """Pr(target | page) by the model's page classifier: the reward. A
         page without links teaches its link here (nothing lies beyond it);
         one with links, once they are valued (:meth:`score_links`)."""
+        self._note_seed(page)
         reward = self.model.page_probability(page.text)
         if self.online and not page.links:
             self._learn(page, float(reward > 0.5), 0.0)
         return reward
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
+        self._note_seed(page)
         reward = relevance if relevance is not None else self.page_relevance(page)
         good = reward > 0.5
         window = self.model.window
+        home = self.model.home_of(page.key, self._seed_sites)
         tokens = []
         for link in page.links:
             context = page.link_context(link, window)
-            tokens.append(self.model.features(context.anchor, context.context, page.key, link.key, good))
+            tokens.append(self.model.features(context.anchor, context.context, link.key, good, home))
         values = self.model.predict(tokens)
         if self.online:
             self._learn(page, float(good), float(values.max()) if len(values) else 0.0)
             for link, features in zip(page.links, tokens, strict=True):
-                self._remember(link.key, features, page.key)
+                self._remember(link.key, features)
         return [float(v) for v in values]
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        pending = self._pending.pop(page.key, None)
-        if pending is not None:
-            features, source = pending
-            counts = self.model.counts_for(source, page.key)
-            self.model.learn(features, reward + self.model.gamma * best_next if counts else 0.0)
+        features = self._pending.pop(page.key, None)
+        if features is not None:
+            away = self.model.value_scope != "any" and self.model.site(page.key) not in self._home()
+            self.model.learn(features, 0.0 if away else reward + self.model.gamma * best_next)
             if self.crawler is not None and self.crawler.stats is not None:
                 self.crawler.stats.inc_value("focus/link_value/learned")
 
-    def _remember(self, key: str, features: list[str], source: str) -> None:
+    def _note_seed(self, page: Page) -> None:
+        if page.meta.get(keys.SEED):
+            self._seed_sites.add(self.model.site(page.key))
+
+    def _home(self) -> Collection[str]:
+        return self.model.home or self._seed_sites
+
+    def _remember(self, key: str, features: list[str]) -> None:
         if key in self._pending or self.memory == 0:
             return  # the first link found to a page is the one that is queued
-        self._pending[key] = (features, source)
+        self._pending[key] = features
         if len(self._pending) > self.memory:
             self._pending.popitem(last=False)
