@@ -89,6 +89,8 @@ def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_re
     assert done.returncode != 0 and "give --warc" in done.stderr
     done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--value-scope", "site", "-o", "m.npz")
     assert done.returncode != 0 and "invalid choice: 'site'" in done.stderr
+    done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--home", "http://x.edu/", "-o", "m.npz")
+    assert done.returncode != 0 and "give --value-scope domain|host too" in done.stderr
     for spider, args, message in (
         ("linkvalue", [], "needs a model"),
         ("linkvalue", ["-a", f"model={models['context-graph']}"], "not a crawlproject/link-value/2 model"),

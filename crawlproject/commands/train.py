@@ -144,6 +144,8 @@ class Command(ProjectCommand):
                 f"--kind {opts.kind} learns from a link graph: give --warc (a corpus, or a crawl's WARC)"
                 + (" or --index (a search index)" if opts.kind == "context-graph" else "")
             )
+        if opts.home and opts.value_scope == "any":
+            raise UsageError("--home names the sites of a site-bound model: give --value-scope domain|host too")
         if opts.depth < 1 or opts.horizon < 0 or not 0 <= opts.gamma < 1 or opts.window < 0:
             raise UsageError("--depth must be ≥ 1, --horizon ≥ 0, --gamma in [0, 1), --window ≥ 0")
         started = time.monotonic()
@@ -162,8 +164,6 @@ class Command(ProjectCommand):
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
             model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope)
-            if opts.home and opts.value_scope == "any":
-                raise UsageError("--home names the sites of a site-bound model: give --value-scope domain|host too")
             model.home = sorted({model.site(url.strip()) for url in opts.home.split(",") if url.strip()})
             model.fit(graph)
             print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
