@@ -5,11 +5,18 @@ Q(link) = Σ_t γ^d(t) over the targets t reachable through it
 the link's own features:
 
 * ``a:`` the anchor's terms, ``c:`` the terms of its context window,
-* ``u:`` the tokens of its URL (host and path words),
+* ``u:`` the tokens of its URL: path words, and host words but the name
+  its owner registered (``cs`` and ``edu`` of www.cs.utexas.edu, not
+  ``utexas``) — a site's name cannot carry over to sites the model never
+  saw, and in host-disjoint training it names exactly the sites that hold
+  none of the topic's targets,
 * ``p:`` the class of the page it sits on (target-like or not, by a page
   classifier trained on the same graph),
 * ``s:out`` when it leads off its home site: the site of the page it sits
-  on, or for a site-bound model while crawling, the crawl's home sites.
+  on, or for a site-bound model while crawling, the crawl's home sites. Such
+  a link's other features are its own too (``out|a:course``): what an anchor
+  promises on the way out is learnt apart from what it promises at home —
+  one ``s:out`` feature among twenty weighs too little to tell them apart.
 
 For a topic bound to its sites (one university's course pages, learnt from
 other universities), ``value_scope`` counts only the targets on the site of
@@ -52,7 +59,7 @@ from sklearn.naive_bayes import MultinomialNB
 
 from crawlproject.lookahead.graph import discounted_targets, discounted_targets_by_site
 from crawlproject.modelfile import load_model, nb_arrays, nb_from_arrays, save_model
-from crawlproject.scope import SCOPES, site_of
+from crawlproject.scope import SCOPES, hostname, registered_domain, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -74,19 +81,21 @@ def link_tokens(anchor: str, context: str, url: str, parent_good: bool, leaves_s
     """The features of one link.
 
     >>> link_tokens("CS 414 homework", "due Friday", "http://www.cs.cornell.edu/cs414/hw.html", True, False)
-    ['a:c', 'a:414', 'a:homework', 'c:fridai', 'u:www', 'u:cs', 'u:cornell', 'u:edu', 'u:cs', 'u:414', 'u:hw', 'u:html', 'p:good']
-    >>> link_tokens("", "", "http://x.org/", False, True)[-2:]
-    ['p:other', 's:out']
+    ['a:c', 'a:414', 'a:homework', 'c:fridai', 'u:www', 'u:cs', 'u:edu', 'u:cs', 'u:414', 'u:hw', 'u:html', 'p:good']
+    >>> link_tokens("Courses", "", "http://x.org/", False, True)
+    ['out|a:cours', 'out|u:org', 'out|p:other', 's:out']
     """
     parts = urlsplit(url.lower())
-    url_words = _URL_WORD.findall(parts.netloc) + _URL_WORD.findall(parts.path + " " + parts.query)
-    return (
+    host = hostname(url)
+    name = registered_domain(host).partition(".")[0]
+    url_words = [w for w in _URL_WORD.findall(host) if w != name] + _URL_WORD.findall(parts.path + " " + parts.query)
+    tokens = (
         [f"a:{t}" for t in _ANALYZER.terms(anchor)]
         + [f"c:{t}" for t in _ANALYZER.terms(context)]
         + [f"u:{w}" for w in url_words]
         + ["p:good" if parent_good else "p:other"]
-        + (["s:out"] if leaves_site else [])
     )
+    return [f"out|{t}" for t in tokens] + ["s:out"] if leaves_site else tokens
 
 
 def _identity(tokens: list[str]) -> list[str]:
