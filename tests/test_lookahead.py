@@ -23,10 +23,12 @@ from crawlproject.lookahead.graph import (
 from crawlproject.lookahead.link_value import LEARN_BATCH, LinkValueModel, link_tokens, value_bins
 from crawlproject.lookahead.training import LinkRecord, TrainingGraph
 from crawlproject.page import Link, Page
+from crawlproject.spiders.lookahead import LinkValueSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.infospiders import INITIAL_ENERGY, InfoSpidersStrategy
 from crawlproject.strategies.link_value import LinkValueStrategy
 from crawlproject.text import TermAnalyzer
+from tests.conftest import open_scheduler
 
 #   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
 OUTLINKS = {"s": ["h", "y"], "h": ["c1", "c2", "x"], "x": ["c1"], "y": ["z"], "c1": [], "c2": [], "z": []}
@@ -192,6 +194,23 @@ def test_a_site_bound_link_value_crawl_stays_home_and_learns_that_away_is_worth_
     (stayed, stayed_value), (left, left_value) = learnt
     assert "s:out" not in stayed and stayed_value >= 1.0  # a course page at home: reward 1
     assert left[-1] == "s:out" and left_value == 0.0  # the same page away from home: nothing
+
+
+def test_a_site_bound_link_value_takes_its_home_from_the_spiders_seeds(tmp_path: Path) -> None:
+    """Every worker of a distributed crawl has the seed list, but fetches
+    only some seed pages: home comes from the list, not from what arrived."""
+    LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(tmp_path / "lv.npz")
+    settings = {"FOCUS_OUTPUT_DIR": str(tmp_path / "out"), "FOCUS_STORE_PAGES": "false"}
+    _, _, spider = open_scheduler(LinkValueSpider, settings, seeds="http://www.new.test/", model=str(tmp_path / "lv.npz"))
+    strategy = spider.strategy
+    assert isinstance(strategy, LinkValueStrategy)
+    away = Page("http://other.test/courses/", "list of courses offered", [
+        Link("http://www.new.test/courses/", "courses"), Link("http://other.test/courses/cs1/", "cs1 lecture"),
+    ])  # no seed page was fetched here
+    back_home, away_link = strategy.score_links(away, None)
+    assert back_home > away_link
+    assert "s:out" not in strategy._pending["http://www.new.test/courses/"]  # noqa: SLF001
+    assert strategy._pending["http://other.test/courses/cs1/"][-1] == "s:out"  # noqa: SLF001
 
 
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:

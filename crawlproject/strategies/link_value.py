@@ -50,6 +50,7 @@ class LinkValueStrategy(CrawlStrategy):
         self.crawler = crawler
         self._pending: OrderedDict[str, list[str]] = OrderedDict()
         self._seed_sites: set[str] = set()  # home, when the model names none
+        self._spider_seeds_read = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -78,7 +79,7 @@ class LinkValueStrategy(CrawlStrategy):
         reward = relevance if relevance is not None else self.page_relevance(page)
         good = reward > 0.5
         window = self.model.window
-        home = self.model.home_of(page.key, self._seed_sites)
+        home = self.model.home_of(page.key, self._home())
         tokens = []
         for link in page.links:
             context = page.link_context(link, window)
@@ -103,7 +104,19 @@ class LinkValueStrategy(CrawlStrategy):
             self._seed_sites.add(self.model.site(page.key))
 
     def _home(self) -> Collection[str]:
-        return self.model.home or self._seed_sites
+        """The model's home sites, else the crawl's seeds': the spider's seed
+        list (every worker of a distributed crawl has it) and any seed page
+        this worker fetched (a seed from Redis reaches one worker only — a
+        distributed crawl of a site-bound topic names its home with
+        ``scrapy train --home``)."""
+        if self.model.home:
+            return self.model.home
+        if not self._spider_seeds_read:
+            spider = getattr(self.crawler, "spider", None)
+            if spider is not None:
+                self._spider_seeds_read = True
+                self._seed_sites.update(self.model.site(url) for url in getattr(spider, "seed_urls", ()))
+        return self._seed_sites
 
     def _remember(self, key: str, features: list[str]) -> None:
         if key in self._pending or self.memory == 0:
