@@ -220,7 +220,7 @@ def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not a readable model file"):
         LinkValueModel.load(tmp_path / "junk.npz")
     ContextGraphModel(depth=1, features=50).fit(hand_graph()).save(tmp_path / "cg.npz")
-    with pytest.raises(ModelError, match="not a crawlproject/link-value/2 model"):
+    with pytest.raises(ModelError, match="not a crawlproject/link-value/3 model"):
         LinkValueModel.load(tmp_path / "cg.npz")
     with pytest.raises(ModelError, match="does not exist"):
         ContextGraphModel.load(tmp_path / "missing.npz")

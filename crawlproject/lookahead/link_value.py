@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from crawlproject.lookahead.training import TrainingGraph
 
-FORMAT = "crawlproject/link-value/2"  # 2: logistic regression over the bins (1: naive Bayes)
+FORMAT = "crawlproject/link-value/3"  # 3: out| features, no host names, value scope (2: the same classifier before; 1: naive Bayes)
 TRAINER = "scrapy train --kind link-value"
 N_FEATURES = 2**18
 _URL_WORD = re.compile(r"[a-z]+|\d+")
