@@ -94,7 +94,7 @@ def main() -> int:
             continue
         path = train_lookahead_model(graph, corpus, topic, "link-value", models / f"link-value-{topic.id}.npz", args.scope)
         model = LinkValueModel.load(path)
-        home = {model.site(url) for url in topic.seeds}  # where a site-bound model without home sites crawls from
+        home = model.sites(topic.seeds)  # where a site-bound model without home sites crawls from
         value = discounted_targets(targets, test.inlinks(), model.gamma, model.horizon)
         tokens, page_scores, truth = [], [], []
         page_probability = {url: model.page_probability(text) for url, text in test.text.items()}

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import write_section  # noqa: E402
+from crawlproject.evaluation.evaluate import read_crawl  # noqa: E402
 from crawlproject.evaluation.models import value_scope_of  # noqa: E402
 from crawlproject.evaluation.topics import Topic, read_topics  # noqa: E402
 from crawlproject.urls import host_of  # noqa: E402
@@ -36,22 +37,14 @@ GROUPS = {"domain": "site-bound", "any": "spanning sites"}
 
 def off_target_hosts(folder: Path, topic: Topic, budget: int) -> float | None:
     """Share of the crawl's first *budget* status-200 pages on no target's
-    host; None when the crawl's history is gone."""
-    history = folder / "history.jsonl"
-    if not history.is_file():
+    host, in the evaluator's fetch order; None when the crawl is gone."""
+    if not (folder / "history.jsonl").is_file():
         return None
     hosts = {host_of(url) for url in [*topic.seeds, *topic.targets]}
-    rows = []
-    with history.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if row.get("status") == 200:
-                rows.append(row)
-    rows.sort(key=lambda row: row["order"])
-    pages = rows[:budget]
+    pages = [fetch.url for fetch in read_crawl(folder).fetches if fetch.ok][:budget]
     if not pages:
         return None
-    return sum(host_of(row["canonical_url"] or row["url"]) not in hosts for row in pages) / len(pages)
+    return sum(host_of(url) not in hosts for url in pages) / len(pages)
 
 
 def table(results: Path, budgets: tuple[int, int]) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import UsageError
 
 from crawlproject.cli import ProjectCommand
+from crawlproject.scope import SCOPES
 
 if TYPE_CHECKING:
     import argparse
@@ -67,11 +68,11 @@ class Command(ProjectCommand):
         lookahead.add_argument("--horizon", type=int, default=6, help="link value: links looked ahead")
         lookahead.add_argument("--window", type=int, default=10, help="words each side of a link that are its context")
         lookahead.add_argument(
-            "--within", choices=("any", "domain", "host"), default="any",
+            "--within", choices=SCOPES, default="any",
             help="learn from the links inside one registered domain / host only: for crawls with -a scope=domain|host",
         )
         lookahead.add_argument(
-            "--value-scope", choices=("any", "domain", "host"), default="any",
+            "--value-scope", choices=SCOPES, default="any",
             help="link value: count only the targets on the site (registered domain / host) of the page a link is on"
             " — for a topic bound to its sites (this university's course pages) learnt from other sites",
         )
@@ -164,7 +165,7 @@ class Command(ProjectCommand):
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
             model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope)
-            model.home = sorted({model.site(url.strip()) for url in opts.home.split(",") if url.strip()})
+            model.home = model.sites(url.strip() for url in opts.home.split(",") if url.strip())
             model.fit(graph)
             print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
         model.save(opts.output)

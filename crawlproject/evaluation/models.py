@@ -121,7 +121,7 @@ def train_lookahead_model(
     else:
         model = LinkValueModel(window=graph.window, value_scope=value_scope_of(topic))
         if model.value_scope != "any":
-            model.home = sorted({model.site(url) for url in topic.seeds})  # the user's examples' site
+            model.home = model.sites(topic.seeds)  # the user's examples' site
     model.fit(training)
     model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
     model.save(path)

@@ -63,7 +63,7 @@ from crawlproject.scope import SCOPES, hostname, registered_domain, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
     from pathlib import Path
 
     from crawlproject.lookahead.training import TrainingGraph
@@ -219,6 +219,10 @@ class LinkValueModel:
         """The site a link leaves or stays on (registered domain unless the
         model counts targets per host)."""
         return site_of(url, "host" if self.value_scope == "host" else "domain")
+
+    def sites(self, urls: Iterable[str]) -> list[str]:
+        """The sites of *urls*, sorted: a ``home`` from example or seed URLs."""
+        return sorted({self.site(url) for url in urls})
 
     def features(
         self, anchor: str, context: str, link_url: str, parent_good: bool, home: Collection[str]

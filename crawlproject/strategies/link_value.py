@@ -79,7 +79,7 @@ class LinkValueStrategy(CrawlStrategy):
         reward = relevance if relevance is not None else self.page_relevance(page)
         good = reward > 0.5
         window = self.model.window
-        home = self.model.home_of(page.key, self._home())
+        home = self.model.home_of(page.key, self._crawl_home())
         tokens = []
         for link in page.links:
             context = page.link_context(link, window)
@@ -94,7 +94,7 @@ class LinkValueStrategy(CrawlStrategy):
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
         features = self._pending.pop(page.key, None)
         if features is not None:
-            away = self.model.value_scope != "any" and self.model.site(page.key) not in self._home()
+            away = self.model.site(page.key) not in self.model.home_of(page.key, self._crawl_home())
             self.model.learn(features, 0.0 if away else reward + self.model.gamma * best_next)
             if self.crawler is not None and self.crawler.stats is not None:
                 self.crawler.stats.inc_value("focus/link_value/learned")
@@ -103,19 +103,17 @@ class LinkValueStrategy(CrawlStrategy):
         if page.meta.get(keys.SEED):
             self._seed_sites.add(self.model.site(page.key))
 
-    def _home(self) -> Collection[str]:
-        """The model's home sites, else the crawl's seeds': the spider's seed
-        list (every worker of a distributed crawl has it) and any seed page
-        this worker fetched (a seed from Redis reaches one worker only — a
-        distributed crawl of a site-bound topic names its home with
-        ``scrapy train --home``)."""
-        if self.model.home:
-            return self.model.home
+    def _crawl_home(self) -> Collection[str]:
+        """The crawl's seeds' sites, home when the model names none
+        (:meth:`LinkValueModel.home_of`): the spider's seed list (every
+        worker of a distributed crawl has it) and any seed page this worker
+        fetched (a seed from Redis reaches one worker only — a distributed
+        crawl of a site-bound topic names its home with ``scrapy train --home``)."""
         if not self._spider_seeds_read:
             spider = getattr(self.crawler, "spider", None)
             if spider is not None:
                 self._spider_seeds_read = True
-                self._seed_sites.update(self.model.site(url) for url in getattr(spider, "seed_urls", ()))
+                self._seed_sites.update(self.model.sites(getattr(spider, "seed_urls", ())))
         return self._seed_sites
 
     def _remember(self, key: str, features: list[str]) -> None:
