@@ -2,7 +2,8 @@
 in a real Redis, against the WebKB replay answering every request 100 ms
 late (an I/O-bound crawl, as on the web); the shared frontier's cost in
 Redis round trips per page and Redis memory per queued URL; and its raw
-speed against scrapy-redis's own priority queue.
+speed against scrapy-redis's own priority queue; and whether N workers keep
+the harvest of one (course pages among the pages fetched with status 200).
 
     .venv/bin/python bench/distributed.py [--pages 800] [--workers 1,2,4] [--repeats 3] [--queue-ops 20000]
 
@@ -31,6 +32,7 @@ import redis  # noqa: E402
 from bench.common import median, write_section  # noqa: E402
 from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES  # noqa: E402
 from crawlproject.frontier.redis import RedisFrontier  # noqa: E402
+from crawlproject.labels import is_relevant, load_labels  # noqa: E402
 from crawlproject.replay.process import ReplayProcess  # noqa: E402
 from crawlproject.servers import RedisServer  # noqa: E402
 
@@ -54,7 +56,9 @@ def start_worker(proxy: str, redis_url: str, key: str, folder: Path, budget: int
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
 
 
-def crawl(proxy: str, server: RedisServer, workers: int, pages: int, base: Path) -> dict[str, float]:
+def crawl(
+    proxy: str, server: RedisServer, workers: int, pages: int, base: Path, labels: dict[str, str]
+) -> dict[str, float]:
     key = f"bench{time.monotonic_ns()}:frontier"
     base.mkdir(parents=True, exist_ok=True)
     folders = [base / f"{key.split(':')[0]}-{i}" for i in range(workers)]
@@ -63,11 +67,14 @@ def crawl(proxy: str, server: RedisServer, workers: int, pages: int, base: Path)
         if process.wait(timeout=3600) != 0:
             log = folder.with_suffix(".log")
             raise SystemExit(f"a worker failed: {log.read_text()[-3000:] if log.exists() else 'no log'}")
-    per_worker, fetched, round_trips = [], 0, 0
+    per_worker, fetched, round_trips, ok, good = [], 0, 0, 0, 0
     for folder in folders:
-        times = [datetime.fromisoformat(json.loads(line)["fetched_at"]).timestamp()
-                 for line in (folder / "history.jsonl").read_text().splitlines()]
+        records = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+        times = [datetime.fromisoformat(record["fetched_at"]).timestamp() for record in records]
         per_worker.append(times)
+        ok += sum(record["status"] == 200 for record in records)
+        good += sum(record["status"] == 200 and is_relevant(labels.get(record["canonical_url"]), ("course",))
+                    for record in records)
         fetched += len(times)
         found = re.search(r"'frontier/redis_round_trips': (\d+)", folder.with_suffix(".log").read_text())
         round_trips += int(found[1]) if found else 0
@@ -75,7 +82,8 @@ def crawl(proxy: str, server: RedisServer, workers: int, pages: int, base: Path)
     # While every worker is crawling (processes start a second or two apart):
     start, end = max(min(t) for t in per_worker), min(max(t) for t in per_worker)
     together = sum(1 for times in per_worker for t in times if start <= t <= end)
-    return {"pages": fetched, "pages_per_second": together / (end - start), "round_trips_per_page": round_trips / fetched}
+    return {"pages": fetched, "pages_per_second": together / (end - start), "round_trips_per_page": round_trips / fetched,
+            "harvest": good / max(1, ok)}
 
 
 def urls(n: int, seed: int = 1) -> list[tuple[str, float]]:
@@ -144,8 +152,8 @@ def queue_speed(server: RedisServer, n: int) -> dict[str, float]:
     return results
 
 
-def _runs(results: list[dict[str, float]]) -> str:
-    return ", ".join(f"{r['pages_per_second']:.1f}" for r in results)
+def _runs(results: list[dict[str, float]], figure: str = "pages_per_second", digits: int = 1) -> str:
+    return ", ".join(f"{r[figure]:.{digits}f}" for r in results)
 
 
 def main() -> int:
@@ -161,25 +169,29 @@ def main() -> int:
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
     runs: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+    labels = load_labels(args.corpus.resolve() / "labels.tsv")
     with RedisServer() as server, tempfile.TemporaryDirectory() as tmp:
         with ReplayProcess(str(args.corpus.resolve() / "webkb.warc.gz"), latency_ms=args.latency_ms) as replay:
             for run in range(args.repeats):
                 for n in counts:
-                    result = crawl(replay.proxy_url, server, n, args.pages, Path(tmp) / f"run{run}")
+                    result = crawl(replay.proxy_url, server, n, args.pages, Path(tmp) / f"run{run}", labels)
                     runs[n].append(result)
                     print(f"run {run + 1}: {n} worker(s): {result['pages_per_second']:.1f} pages/s, "
-                          f"{result['round_trips_per_page']:.2f} Redis round trips per page", flush=True)
+                          f"{result['round_trips_per_page']:.2f} Redis round trips per page, "
+                          f"harvest {result['harvest']:.3f}", flush=True)
         speeds = [queue_speed(server, args.queue_ops) for _ in range(args.repeats)]
         memory = memory_per_url(server, args.memory_urls)
     rate = {n: median([r["pages_per_second"] for r in runs[n]]) for n in counts}
     trips = {n: median([r["round_trips_per_page"] for r in runs[n]]) for n in counts}
+    harvest = {n: median([r["harvest"] for r in runs[n]]) for n in counts}
     ours, stock = median([s["ours"] for s in speeds]), median([s["scrapy_redis"] for s in speeds])
     one = rate[counts[0]]
     print(f"speed-up: {', '.join(f'{n} workers {rate[n] / one:.2f}x' for n in counts)}; "
           f"queue ops/s ours {ours:,.0f} vs scrapy-redis {stock:,.0f} ({ours / stock:.1f}x); "
           f"Redis memory {memory:.0f} B per queued URL")
     rows = "".join(
-        f"| {n} | {rate[n]:.1f} | {_runs(runs[n])} | {rate[n] / one:.2f}× | {trips[n]:.2f} |\n"
+        f"| {n} | {rate[n]:.1f} | {_runs(runs[n])} | {rate[n] / one:.2f}× | {trips[n]:.2f} | {harvest[n]:.3f} "
+        f"({_runs(runs[n], 'harvest', 3)}) |\n"
         for n in counts
     )
     body = (
@@ -189,9 +201,10 @@ def main() -> int:
         f"home pages; the replay answers every request {args.latency_ms:.0f} ms late (I/O-bound, as the web); "
         f"{args.pages} pages in all, split between the workers; {PER_WORKER_CONCURRENCY} concurrent requests per "
         "worker; a real redis-server on loopback. pages/s from the first fetch to the last, all workers together; "
-        "median of the runs (alternating).\n\n"
-        "| workers | pages/s (median) | runs | speed-up over one | Redis round trips per page |\n"
-        f"|---:|---:|---|---:|---:|\n{rows}\n"
+        f"median of the runs (alternating). Harvest: course pages (query `{QUERY}`) among all workers' pages "
+        "fetched with status 200 — whether N workers together stay as focused as one.\n\n"
+        "| workers | pages/s (median) | runs | speed-up over one | Redis round trips per page | harvest (runs) |\n"
+        f"|---:|---:|---|---:|---:|---|\n{rows}\n"
         f"Frontier operations (push, then pop and acknowledge, {args.queue_ops:,} Requests built as our spiders "
         f"build them, median of {args.repeats}): ours {ours:,.0f} ops/s against scrapy-redis's `PriorityQueue` "
         f"{stock:,.0f} ops/s — **{ours / stock:.1f}×** (target ≥ 10×). Redis memory per queued URL "
