@@ -213,6 +213,39 @@ def test_a_site_bound_link_value_takes_its_home_from_the_spiders_seeds(tmp_path:
     assert strategy._pending["http://other.test/courses/cs1/"][-1] == "s:out"  # noqa: SLF001
 
 
+def test_a_link_value_model_that_learnt_nothing_ranks_links_by_the_query(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Host-disjoint training of a topic that spans every site can leave a
+    graph whose links all lead nowhere: one value bin, every link worth 0.
+    The crawl then ranks links as best-first does, not in the order found."""
+    graph = hand_graph()
+    for i in range(4):
+        graph.links[f"http://u{i}.test/courses/"] = []  # the course pages' only inlinks gone
+    model = LinkValueModel(gamma=0.5, horizon=3).fit(graph)
+    assert model.links is None
+    model.save(tmp_path / "lv.npz")
+    settings = {"FOCUS_OUTPUT_DIR": str(tmp_path / "out"), "FOCUS_STORE_PAGES": "false"}
+    with caplog.at_level("WARNING"):
+        _, _, spider = open_scheduler(LinkValueSpider, settings, seeds="http://www.new.test/",
+                                      query="syllabus homework", model=str(tmp_path / "lv.npz"))
+    assert "learnt no link values" in caplog.text
+    strategy = spider.strategy
+    assert isinstance(strategy, LinkValueStrategy)
+    on_topic = Page("http://a.test/", "homework and syllabus of cs1", [Link("http://a.test/x", "more")])
+    off_topic = Page("http://b.test/", "faculty phone directory", [Link("http://b.test/y", "more")])
+    assert strategy.score_links(on_topic, None)[0] > strategy.score_links(off_topic, None)[0]
+    # a model that learnt values: the query only orders links valued alike
+    def learnt(query: str) -> LinkValueStrategy:
+        return LinkValueStrategy(Topic(query=query), TermAnalyzer(stem=True), LinkValueModel(0.5, 3).fit(hand_graph()))
+
+    index = Page("http://new.test/", "syllabus syllabus", [Link("http://new.test/courses/", "courses"),
+                                                           Link("http://new.test/people/", "people")])
+    with_query, without = learnt("syllabus").score_links(index, None), learnt("").score_links(index, None)
+    assert with_query[0] > with_query[1] and with_query != without
+    assert np.allclose(with_query, without, rtol=0, atol=1.01e-6)
+
+
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
     assert value_bins([0, 0]).tolist() == [0.0]
     assert value_bins([0, 1, 1, 1]).tolist() == [0.0, 1.0]

@@ -10,6 +10,13 @@ topic bound to its sites) knows its home sites (``home``) or takes the
 seeds' sites for them; a link that leads off them carries ``s:out``, and
 online, a link that led to a page away from home learns the value 0.
 
+Links the model values alike are ranked as best-first ranks them, by the
+cosine of the topic query and the page they sit on (weighted by QUERY_TIE,
+far below any difference of learned values): a model that learnt nothing
+(a training graph whose links all lead nowhere, as a topic spanning every
+training site leaves under host-disjoint training) still follows the
+user's query instead of the order links were found in.
+
 The features of a queued link wait in memory until its page arrives (at
 most FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a
 long crawl learns from its recent links).
@@ -17,6 +24,7 @@ long crawl learns from its recent links).
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -26,7 +34,7 @@ from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
-from crawlproject.text import TermAnalyzer
+from crawlproject.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -36,6 +44,11 @@ if TYPE_CHECKING:
 
     from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+
+logger = logging.getLogger(__name__)
+#: How much the query's cosine adds to a link's value: it orders links the
+#: model values alike and nothing else (learned values differ by far more).
+QUERY_TIE = 1e-6
 
 
 class LinkValueStrategy(CrawlStrategy):
@@ -51,6 +64,7 @@ class LinkValueStrategy(CrawlStrategy):
         self._pending: OrderedDict[str, list[str]] = OrderedDict()
         self._seed_sites: set[str] = set()  # home, when the model names none
         self._spider_seeds_read = False
+        self.query_vector = analyzer.vector(topic.query)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
@@ -62,6 +76,12 @@ class LinkValueStrategy(CrawlStrategy):
             model = LinkValueModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
+        if model.links is None:
+            logger.warning(
+                "The link-value model %s learnt no link values (every training link led to no target): links are "
+                "ranked by the topic query alone, as best-first ranks them%s", path,
+                "" if topic.query else " — and no query was given, so in the order they are found",
+            )
         return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler)
 
     def page_relevance(self, page: Page) -> float:
@@ -89,7 +109,8 @@ class LinkValueStrategy(CrawlStrategy):
             self._learn(page, float(good), float(values.max()) if len(values) else 0.0)
             for link, features in zip(page.links, tokens, strict=True):
                 self._remember(link.key, features)
-        return [float(v) for v in values]
+        tie = QUERY_TIE * cosine(self.query_vector, page.vector(self.analyzer)) if self.query_vector else 0.0
+        return [float(v) + tie for v in values]
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
         features = self._pending.pop(page.key, None)
