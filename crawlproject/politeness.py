@@ -52,6 +52,11 @@ class PoliteDownloadHandler(HTTP11DownloadHandler):
     async def download_request(self, request: Request) -> Response:
         if self.shared:
             await self._take_turn(request)
+        elif logger.isEnabledFor(logging.DEBUG):
+            # When the request leaves this process: Scrapy's slot delay (and a
+            # robots.txt Crawl-delay) was kept if these are far enough apart,
+            # whatever a busy server later makes of the arrival times (tests read it).
+            logger.debug("Request leaves: %s at %.4f", request.url, time.monotonic())
         return await super().download_request(request)
 
     async def _take_turn(self, request: Request) -> None:

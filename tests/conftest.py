@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -104,6 +105,14 @@ def run_crawl(
     if summary.exists():
         result.summary = json.loads(summary.read_text())
     return result
+
+
+def requests_left(log: str) -> list[tuple[float, str]]:
+    """(time, URL) of each request as it left the crawl process (the
+    download handler's DEBUG line): the gaps a crawl kept, which a replay
+    short of CPU can blur in its own arrival times."""
+    found = re.findall(r"Request leaves: (\S+) at ([0-9.]+)", log)
+    return sorted((float(t), url) for url, t in found)
 
 
 def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], bytes]]) -> Path:
