@@ -107,12 +107,17 @@ def run_crawl(
     return result
 
 
-def requests_left(log: str) -> list[tuple[float, str]]:
-    """(time, URL) of each request as it left the crawl process (the
-    download handler's DEBUG line): the gaps a crawl kept, which a replay
-    short of CPU can blur in its own arrival times."""
-    found = re.findall(r"Request leaves: (\S+) at ([0-9.]+)", log)
-    return sorted((float(t), url) for url, t in found)
+def gaps_as_sent(log: str, answered: list[tuple[float, str, str]], prefix: str = "") -> list[float]:
+    """Seconds between the page requests (robots.txt left out) to URLs
+    starting with *prefix*, as they left the crawl process (the download
+    handler's DEBUG line) — the gaps a crawl kept, which a replay short of
+    CPU blurs in its own arrival times. Every request the replay *answered*
+    (:func:`served`) must be found there first."""
+    left = sorted((float(t), url) for url, t in re.findall(r"Request leaves: (\S+) at ([0-9.]+)", log))
+    left = [(t, url) for t, url in left if url.startswith(prefix)]
+    assert sorted(url for _, url in left) == sorted(url for _, url, _ in answered if url.startswith(prefix))
+    times = [t for t, url in left if not url.endswith("/robots.txt")]
+    return [b - a for a, b in zip(times, times[1:])]
 
 
 def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], bytes]]) -> Path:

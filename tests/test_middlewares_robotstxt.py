@@ -6,7 +6,7 @@ from pathlib import Path
 
 from crawlproject.middlewares.robotstxt import RobotsPolicies, robots_key
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import html, requests_left, run_crawl, served, write_warc
+from tests.conftest import gaps_as_sent, html, run_crawl, served, write_warc
 
 HTML = [("Content-Type", "text/html")]
 
@@ -55,22 +55,13 @@ def test_robotstxt_obey_is_the_one_switch_and_robots_is_fetched_once(tmp_path: P
     assert "http://r.test/private/secret" in urls
 
 
-def _gaps(requests: list[tuple[float, str, str]], log: str) -> list[float]:
-    """Gaps between the page requests as they left the crawl (its DEBUG log),
-    once every request the replay answered is found there."""
-    left = requests_left(log)
-    assert sorted(url for _, url in left) == sorted(url for _, url, _ in requests)
-    times = [t for t, url in left if not url.endswith("/robots.txt")]
-    return [b - a for a, b in zip(times, times[1:])]
-
-
 def test_crawl_delay_is_not_undercut_by_autothrottle(tmp_path: Path) -> None:
     requests, log = _crawl(
         tmp_path, "User-agent: *\nCrawl-delay: 0.3\nDisallow:\n",
         AUTOTHROTTLE_ENABLED=True, AUTOTHROTTLE_START_DELAY=0.05, AUTOTHROTTLE_MAX_DELAY=1,
         CONCURRENT_REQUESTS_PER_DOMAIN=8, LOG_LEVEL="DEBUG",
     )
-    gaps = _gaps(requests, log)
+    gaps = gaps_as_sent(log, requests)
     assert len(gaps) >= 7
     assert min(gaps) >= 0.3 - 0.01, gaps
 
@@ -78,7 +69,7 @@ def test_crawl_delay_is_not_undercut_by_autothrottle(tmp_path: Path) -> None:
 def test_request_rate_is_honoured(tmp_path: Path) -> None:
     requests, log = _crawl(tmp_path, "User-agent: *\nRequest-rate: 2/1\nDisallow:\n",
                            DOWNLOAD_DELAY=0.1, DOWNLOAD_DELAY_JITTER=0.5, LOG_LEVEL="DEBUG")
-    gaps = _gaps(requests, log)
+    gaps = gaps_as_sent(log, requests)
     assert len(gaps) >= 7
     assert min(gaps) >= 0.5 - 0.01, gaps
 
