@@ -64,9 +64,11 @@ def test_link_value_crawl_keeps_learning(models: dict[str, Path], webkb_replay: 
     assert model.value_scope == "domain"  # --value-scope: each site's own course pages count
     result = crawl("linkvalue", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['link-value']}"])
     assert result.summary.get("focused", {}).get("link_value/learned", 0) > 50
+    assert result.summary["focused"].get("link_value/sibling_raises", 0) > 0  # siblings of links that proved their worth
     off = crawl("linkvalue", tmp_path / "off", webkb_replay.proxy_url, 60, ["-a", f"model={models['link-value']}"],
                 FOCUS_LINK_VALUE_ONLINE="false")
     assert "link_value/learned" not in off.summary.get("focused", {})
+    assert "link_value/sibling_raises" not in off.summary.get("focused", {})
 
 
 def test_infospiders_crawl_runs_a_population(webkb_replay: Any, tmp_path: Path) -> None:

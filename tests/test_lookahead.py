@@ -246,6 +246,57 @@ def test_a_link_value_model_that_learnt_nothing_ranks_links_by_the_query(
     assert np.allclose(with_query, without, rtol=0, atol=1.01e-6)
 
 
+def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
+    """An index page's links share its fate: once one of them arrives, each
+    still queued is re-estimated as (Σ shown + k · predicted) / (n + k), k = 1,
+    and pushed again where that is above the score it was queued with."""
+    model = LinkValueModel(gamma=0.5, horizon=3).fit(hand_graph())
+    strategy = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model)
+    index = Page("http://new.test/teaching/", "teaching at new", [
+        Link("http://new.test/a/", "Algebra"), Link("http://new.test/b/", "Biology"),
+        Link("http://new.test/c/", "Chemistry"),
+    ])  # anchors unlike anything trained on: the model predicts them alike, low
+    queued = strategy.score_links(index, None)
+    assert strategy.after_page(index, None) == []
+    assert max(queued) < 0.5
+
+    def arrive(url: str, text: str) -> list[tuple[str, float]]:
+        page = Page(url, text, [], parent_url=index.url)
+        strategy.page_relevance(page)  # a page without links shows its value here: its reward
+        return [(p.key, p.score) for p in strategy.after_page(page, None)]
+
+    # a course page (the page classifier says target: reward 1, nothing beyond it)
+    raised = arrive("http://new.test/a/", "syllabus lecture homework exam grading")
+    assert raised == [("http://new.test/b/", pytest.approx((1.0 + queued[1]) / 2)),
+                      ("http://new.test/c/", pytest.approx((1.0 + queued[2]) / 2))]
+    # a page that is not: n = 2, Σ shown = 1 — lower than b's raised score, so nothing is pushed again
+    assert arrive("http://new.test/b/", "home page research interests publications hobbies") == []
+    assert strategy._pages[index.url].queued == {  # noqa: SLF001
+        "http://new.test/c/": ("http://new.test/c/", queued[2], pytest.approx((1.0 + queued[2]) / 2)),
+    }
+    # a page found elsewhere raises nothing here; off, nothing is ever raised
+    assert arrive("http://elsewhere.test/x/", "syllabus lecture homework exam grading") == []
+    off = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, siblings=False)
+    off.score_links(index, None)
+    off.page_relevance(Page("http://new.test/a/", "syllabus lecture homework exam grading", [], parent_url=index.url))
+    assert off.after_page(index, None) == []
+
+
+def test_siblings_are_held_within_the_learning_memory() -> None:
+    model = LinkValueModel(gamma=0.5, horizon=3).fit(hand_graph())
+    strategy = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, memory=5)
+    for i in range(4):
+        strategy.score_links(Page(f"http://new.test/{i}/", "index", [
+            Link(f"http://new.test/{i}/{j}", f"link {j}") for j in range(2)
+        ]), None)
+    assert list(strategy._pages) == ["http://new.test/2/", "http://new.test/3/"]  # noqa: SLF001  the oldest forgotten
+    assert strategy._sibling_links == 4  # noqa: SLF001
+    # a page fetched again replaces its own entry instead of counting twice
+    strategy.score_links(Page("http://new.test/3/", "index", [Link("http://new.test/3/0", "link 0")]), None)
+    assert list(strategy._pages) == ["http://new.test/2/", "http://new.test/3/"]  # noqa: SLF001
+    assert strategy._sibling_links == 3  # noqa: SLF001
+
+
 def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
     assert value_bins([0, 0]).tolist() == [0.0]
     assert value_bins([0, 1, 1, 1]).tolist() == [0.0, 1.0]

@@ -17,9 +17,21 @@ far below any difference of learned values): a model that learnt nothing
 training site leaves under host-disjoint training) still follows the
 user's query instead of the order links were found in.
 
-The features of a queued link wait in memory until its page arrives (at
-most FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a
-long crawl learns from its recent links).
+Siblings (FOCUS_LINK_VALUE_SIBLINGS): the links of one page share its
+fate — a department's course index lists course pages side by side — and
+the crawl learns that faster than a model of anchors and URLs can. Once
+some of a page's links have arrived, the mean of the values they showed
+(the same TD targets as above) is evidence about the links still queued
+there: each is re-estimated as (Σ shown + k · predicted) / (n + k), with
+k = SIBLING_PRIOR, the model's prediction weighing as much as k arrived
+siblings, and pushed again (a promotion) when that is above its score.
+Only raised: a queued score is never lowered (the frontier keeps the
+higher of two pushes).
+
+The features of a queued link wait in memory until its page arrives, and
+the links of fetched pages until their siblings arrive (each at most
+FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a long crawl
+learns from its recent links).
 """
 
 from __future__ import annotations
@@ -33,11 +45,11 @@ from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
-from crawlproject.strategies.base import CrawlStrategy, trained_model_path
+from crawlproject.strategies.base import CrawlStrategy, Promotion, trained_model_path
 from crawlproject.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Iterable, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -49,6 +61,22 @@ logger = logging.getLogger(__name__)
 #: How much the query's cosine adds to a link's value: it orders links the
 #: model values alike and nothing else (learned values differ by far more).
 QUERY_TIE = 1e-6
+#: How many arrived siblings weigh as much as the model's prediction of a
+#: queued link (fixed before any measurement, never tuned on a topic).
+SIBLING_PRIOR = 1.0
+
+
+class _Siblings:
+    """The queued links of one fetched page and what its arrived links
+    showed: ``n`` arrivals, ``shown`` the sum of their values."""
+
+    __slots__ = ("n", "queued", "shown", "tie")
+
+    def __init__(self, tie: float):
+        self.queued: dict[str, tuple[str, float, float]] = {}  # key → (url, predicted value, score pushed)
+        self.tie = tie
+        self.n = 0
+        self.shown = 0.0
 
 
 class LinkValueStrategy(CrawlStrategy):
@@ -56,12 +84,16 @@ class LinkValueStrategy(CrawlStrategy):
 
     def __init__(
         self, topic: Topic, analyzer: TermAnalyzer, model: LinkValueModel, online: bool = True, memory: int = 200000,
-        crawler: Crawler | None = None,
+        crawler: Crawler | None = None, siblings: bool = True,
     ):
         super().__init__(topic, analyzer)
         self.model, self.online, self.memory = model, online, memory
+        self.siblings = online and siblings
         self.crawler = crawler
         self._pending: OrderedDict[str, list[str]] = OrderedDict()
+        self._pages: OrderedDict[str, _Siblings] = OrderedDict()  # fetched page URL → its links' siblings
+        self._sibling_links = 0  # queued links held in _pages
+        self._promotions: list[Promotion] = []
         self._seed_sites: set[str] = set()  # home, when the model names none
         self._spider_seeds_read = False
         self.query_vector = analyzer.vector(topic.query)
@@ -70,6 +102,7 @@ class LinkValueStrategy(CrawlStrategy):
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
         settings = crawler.settings
         online = config.get_bool(settings, "FOCUS_LINK_VALUE_ONLINE")
+        siblings = config.get_bool(settings, "FOCUS_LINK_VALUE_SIBLINGS")
         memory = config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0)
         path = trained_model_path(crawler, topic, "link-value", "link-value")
         try:
@@ -82,7 +115,7 @@ class LinkValueStrategy(CrawlStrategy):
                 "ranked by the topic query alone, as best-first ranks them%s", path,
                 "" if topic.query else " — and no query was given, so in the order they are found",
             )
-        return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler)
+        return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler, siblings)
 
     def page_relevance(self, page: Page) -> float:
         """Pr(target | page) by the model's page classifier: the reward. A
@@ -110,15 +143,60 @@ class LinkValueStrategy(CrawlStrategy):
             for link, features in zip(page.links, tokens, strict=True):
                 self._remember(link.key, features)
         tie = QUERY_TIE * cosine(self.query_vector, page.vector(self.analyzer)) if self.query_vector else 0.0
+        if self.siblings:
+            self._hold_siblings(page, values, tie)
         return [float(v) + tie for v in values]
 
+    def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
+        """The queued siblings this page's arrival raised."""
+        promotions, self._promotions = self._promotions, []
+        return promotions
+
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
+        away = self.model.site(page.key) not in self.model.home_of(page.key, self._crawl_home())
+        value = 0.0 if away else reward + self.model.gamma * best_next
         features = self._pending.pop(page.key, None)
         if features is not None:
-            away = self.model.site(page.key) not in self.model.home_of(page.key, self._crawl_home())
-            self.model.learn(features, 0.0 if away else reward + self.model.gamma * best_next)
-            if self.crawler is not None and self.crawler.stats is not None:
-                self.crawler.stats.inc_value("focus/link_value/learned")
+            self.model.learn(features, value)
+            self._inc("focus/link_value/learned")
+        if self.siblings:
+            self._siblings_learn(page, value)
+
+    def _siblings_learn(self, page: Page, value: float) -> None:
+        """*page* arrived showing *value*: its queued siblings on the page
+        it was found on are re-estimated, and raised where that is higher."""
+        parent = page.parent_url
+        siblings = self._pages.get(parent) if parent is not None else None
+        if siblings is None or parent is None:
+            return
+        if siblings.queued.pop(page.key, None) is not None:
+            self._sibling_links -= 1
+        siblings.n += 1
+        siblings.shown += value
+        raised = []
+        for key, (url, predicted, pushed) in siblings.queued.items():
+            score = (siblings.shown + SIBLING_PRIOR * predicted) / (siblings.n + SIBLING_PRIOR) + siblings.tie
+            if score > pushed:
+                siblings.queued[key] = (url, predicted, score)
+                raised.append(Promotion(url, score, parent, key))
+        if raised:
+            self._promotions.extend(raised)
+            self._inc("focus/link_value/sibling_raises", len(raised))
+
+    def _hold_siblings(self, page: Page, values: Iterable[float], tie: float) -> None:
+        """Keep *page*'s links, queued with these values, until they arrive."""
+        siblings = _Siblings(tie)
+        for link, value in zip(page.links, values, strict=True):
+            siblings.queued[link.key] = (link.url, float(value), float(value) + tie)
+        old = self._pages.pop(page.url, None)
+        self._sibling_links += len(siblings.queued) - (len(old.queued) if old is not None else 0)
+        self._pages[page.url] = siblings
+        while self._sibling_links > self.memory and self._pages:
+            self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
+
+    def _inc(self, stat: str, count: int = 1) -> None:
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(stat, count)
 
     def _note_seed(self, page: Page) -> None:
         if page.meta.get(keys.SEED):
