@@ -11,7 +11,8 @@ the link's own features:
   saw, and in host-disjoint training it names exactly the sites that hold
   none of the topic's targets,
 * ``p:`` the class of the page it sits on (target-like or not, by a page
-  classifier trained on the same graph),
+  classifier trained on the same graph:
+  :mod:`crawlproject.lookahead.page_classifier`),
 * ``s:out`` when it leads off its home site: the site of the page it sits
   on, or for a site-bound model while crawling, the crawl's home sites. Such
   a link's other features are its own too (``out|a:course``): what an anchor
@@ -55,10 +56,10 @@ from urllib.parse import urlsplit
 import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
-from sklearn.naive_bayes import MultinomialNB
 
 from crawlproject.lookahead.graph import discounted_targets, discounted_targets_by_site
-from crawlproject.modelfile import load_model, nb_arrays, nb_from_arrays, save_model
+from crawlproject.lookahead.page_classifier import TargetPageClassifier
+from crawlproject.modelfile import load_model, save_model
 from crawlproject.scope import SCOPES, hostname, registered_domain, site_of
 from crawlproject.text import TermAnalyzer
 
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 
     from crawlproject.lookahead.training import TrainingGraph
 
-FORMAT = "crawlproject/link-value/3"  # 3: out| features, no host names, value scope (2: the same classifier before; 1: naive Bayes)
+FORMAT = "crawlproject/link-value/4"  # 4: the page classifier a balanced logistic regression (3: naive Bayes; out| features, no host names, value scope; 2: the same link classifier before; 1: naive Bayes links)
 TRAINER = "scrapy train --kind link-value"
 N_FEATURES = 2**18
 _URL_WORD = re.compile(r"[a-z]+|\d+")
@@ -103,7 +104,7 @@ def _identity(tokens: list[str]) -> list[str]:
 
 
 def _hasher(binary: bool = False) -> HashingVectorizer:
-    """Term counts (the page classifier's naive Bayes), or binary
+    """Term counts (the page classifier's input), or binary
     L2-normalised features (the link classifier's logistic regression)."""
     return HashingVectorizer(
         analyzer=_identity, n_features=N_FEATURES, alternate_sign=False, norm="l2" if binary else None, binary=binary
@@ -141,32 +142,37 @@ def _link_classifier() -> _LinkClassifier:
 
 def value_bins(values: Sequence[float], positive_bins: int = 3) -> np.ndarray:
     """Upper edges of the bins: 0 (no value), then the positive values'
-    quantiles (terciles by default).
+    quantiles (terciles by default). Every bin holds a value (an edge is
+    one of the values), so a classifier of bins knows every bin: without a
+    value of 0 there is no "no value" bin.
 
     >>> value_bins([0, 0, 1, 2, 3, 4, 5, 6])
     array([0., 2., 4., 6.])
+    >>> value_bins([1, 1])
+    array([1.])
     """
     positive = np.sort(np.asarray([v for v in values if v > 0], dtype=float))
     if positive.size == 0:
         return np.array([0.0])
     quantiles = np.quantile(positive, [(i + 1) / positive_bins for i in range(positive_bins)], method="inverted_cdf")
-    return np.concatenate(([0.0], np.unique(quantiles)))
+    none = [0.0] if positive.size < len(values) else []
+    return np.concatenate((none, np.unique(quantiles)))
 
 
 class LinkValueModel:
     def __init__(
-        self, gamma: float = 0.5, horizon: int = 6, window: int = 10, alpha: float = 1.0, value_scope: str = "any"
+        self, gamma: float = 0.5, horizon: int = 6, window: int = 10, value_scope: str = "any"
     ):
         if not 0 <= gamma < 1:
             raise ValueError(f"gamma must be in [0, 1), got {gamma}")
         if value_scope not in SCOPES:
             raise ValueError(f"value_scope must be one of {', '.join(SCOPES)}, got {value_scope!r}")
-        self.gamma, self.horizon, self.window, self.alpha = gamma, horizon, window, alpha
+        self.gamma, self.horizon, self.window = gamma, horizon, window
         self.value_scope = value_scope  # any: every target counts; domain/host: those on the link's own site
         self.home: list[str] = []  # site-bound: the sites whose targets count when crawling ([]: the seeds')
         self.hasher = _hasher()
         self.link_hasher = _hasher(binary=True)
-        self.pages = MultinomialNB(alpha=alpha)  # target-like (1) or not (0)
+        self.pages = TargetPageClassifier()  # Pr(target | page): the reward, and each link's p: feature
         self.links: _LinkClassifier | None = None  # the value bin of a link; None: every link is worth 0
         self.edges = np.array([0.0])
         self.bin_values = np.array([0.0])
@@ -181,9 +187,8 @@ class LinkValueModel:
         if not any(url in graph.targets for url in pages):
             raise ValueError("the training graph has no target page with text: no value to learn")
         page_features = self.hasher.transform(_ANALYZER.terms(graph.text[u]) for u in pages)
-        page_classes = np.array([int(u in graph.targets) for u in pages])
-        self.pages.fit(page_features, page_classes)
-        good = dict(zip(pages, self.pages.predict(page_features).astype(bool), strict=True))
+        self.pages.fit(page_features, np.array([u in graph.targets for u in pages]))
+        good = dict(zip(pages, self.pages.probability(page_features) > 0.5, strict=True))
         worth = self._link_worth(graph)
         tokens, values = [], []
         for url, link in graph.links_between_pages(pages):
@@ -194,8 +199,8 @@ class LinkValueModel:
         self.edges = value_bins(values)
         bins = self.bin_of(np.asarray(values))
         self.bin_values = np.array([np.asarray(values)[bins == b].mean() for b in range(len(self.edges))])
-        # Every bin holds a training link (its edge is one of the values), so
-        # the classes are all bins and online learning can reach each.
+        # Every bin holds a training link (value_bins), so the classes are
+        # all bins and online learning can reach each.
         self.links = _link_classifier().fit(self.link_hasher.transform(tokens), bins) if len(self.edges) > 1 else None
         self.report = {
             "value_scope": self.value_scope, "links": len(tokens), "targets": len(graph.targets), "pages": len(pages),
@@ -248,8 +253,7 @@ class LinkValueModel:
 
     def page_probability(self, text: str) -> float:
         """Pr(target | page) by the page classifier."""
-        row = self.pages.predict_proba(self.hasher.transform([_ANALYZER.terms(text)]))[0]
-        return float(row[list(self.pages.classes_).index(1)]) if 1 in self.pages.classes_ else 0.0
+        return float(self.pages.probability(self.hasher.transform([_ANALYZER.terms(text)]))[0])
 
     def predict(self, tokens: Sequence[list[str]]) -> np.ndarray:
         """Expected value of each link: Σ_bin Pr(bin | link) · mean(bin)."""
@@ -286,10 +290,10 @@ class LinkValueModel:
     def save(self, path: str | Path) -> None:
         self.flush()
         meta = {
-            "gamma": self.gamma, "horizon": self.horizon, "window": self.window, "alpha": self.alpha,
+            "gamma": self.gamma, "horizon": self.horizon, "window": self.window,
             "value_scope": self.value_scope, "home": self.home, "report": self.report,
         }
-        arrays = {**nb_arrays("pages", self.pages), "edges": self.edges, "bin_values": self.bin_values}
+        arrays = {**self.pages.arrays("pages"), "edges": self.edges, "bin_values": self.bin_values}
         if self.links is not None:
             arrays |= {f"links_{name}": np.asarray(getattr(self.links, name)) for name in LINK_ARRAYS}
         save_model(path, FORMAT, meta, arrays)
@@ -297,8 +301,8 @@ class LinkValueModel:
     @classmethod
     def load(cls, path: str | Path) -> LinkValueModel:
         meta, arrays = load_model(path, FORMAT, TRAINER)
-        model = cls(meta["gamma"], meta["horizon"], meta["window"], meta["alpha"], meta.get("value_scope", "any"))
-        model.pages = nb_from_arrays("pages", arrays, model.alpha)
+        model = cls(meta["gamma"], meta["horizon"], meta["window"], meta["value_scope"])
+        model.pages = TargetPageClassifier.from_arrays("pages", arrays)
         if "links_coef_" in arrays:
             model.links = _link_classifier()
             for name in LINK_ARRAYS:
