@@ -8,10 +8,12 @@ measured in bench/distributed.py, median of several runs, not here."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -23,10 +25,9 @@ from urllib.parse import urlsplit
 import redis
 
 from crawlproject.frontier.redis import RedisFrontier
-from crawlproject.labels import is_relevant, load_labels
 from crawlproject.replay.process import ReplayProcess
 from crawlproject.servers import RedisServer
-from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, served
+from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_WARC, served
 
 QUERY = "course syllabus lecture homework"
 DELAY = 0.15
@@ -60,49 +61,60 @@ def history(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def relevant(records: list[dict[str, Any]]) -> int:
-    labels = load_labels(WEBKB_LABELS)
-    return sum(r["status"] == 200 and is_relevant(labels.get(r["canonical_url"]), ("course",)) for r in records)
-
-
 def test_three_workers_share_one_best_first_frontier(redis_server: RedisServer, tmp_path: Path) -> None:
     log = tmp_path / "access.log"
+    key = "three:frontier"
     with ReplayProcess(str(WEBKB_WARC), access_log=str(log)) as replay:
-        workers = [worker(replay.proxy_url, redis_server.url, "three:frontier", tmp_path / f"w{i}", 100) for i in range(3)]
+        workers = [worker(replay.proxy_url, redis_server.url, key, tmp_path / f"w{i}", 100, SCHEDULER_PERSIST=True)
+                   for i in range(3)]
         for process in workers:
             assert process.wait(timeout=300) == 0
-        union = [r for i in range(3) for r in history(tmp_path / f"w{i}")]
-        one = worker(replay.proxy_url, redis_server.url, "one:frontier", tmp_path / "single", 300,
-                     spider="breadthfirst").wait(timeout=300)
-    assert one == 0
+    union = [r for i in range(3) for r in history(tmp_path / f"w{i}")]
+    client = redis.Redis.from_url(redis_server.url)
+    left = [-score for _, score in client.zrange(f"{key}:queue", 0, -1, withscores=True)]  # kept: SCHEDULER_PERSIST
+    RedisFrontier(client, key, 1).clear()
     # Every request the replay answered left a worker through a politeness
     # turn (a redirect is a request with no history record of its own).
     turns = [turn for i in range(3) for turn in turns_taken(tmp_path / f"w{i}.log")]
-    answered = served(log)
-    assert len(answered) == len(turns) + len(turns_taken(tmp_path / "single.log"))
-    three = [url for _, url, _ in answered[: len(turns)]]  # the three workers ran first
+    answered = [url for _, url, _ in served(log)]
+    assert len(answered) == len(turns)
     # No page fetched twice by the three workers together.
     keys = [r["canonical_url"] for r in union]
     assert len(union) >= 300 and len(keys) == len(set(keys))
-    assert len(three) == len(set(three))
+    assert len(answered) == len(set(answered))
     # No host hit faster than its delay, by the three together: the turns of
     # the three workers are DELAY apart per host (less at most the 10 ms a turn
     # may be taken late). Turns, not the replay's arrival times, because a
     # replay starved of CPU reads requests in bursts the crawlers did not send.
-    assert Counter(host for host, _ in turns) == Counter(urlsplit(url).hostname for url in three)
+    assert Counter(host for host, _ in turns) == Counter(urlsplit(url).hostname for url in answered)
     by_host: dict[str, list[float]] = defaultdict(list)
     for host, t in sorted(turns, key=lambda turn: turn[1]):
         by_host[host].append(t)
     gaps = [b - a for times in by_host.values() for a, b in zip(times, times[1:])]
     assert gaps and min(gaps) >= DELAY - 0.012, sorted(gaps)[:5]
-    # Best-first together: more course pages than breadth-first from the same
-    # seeds with the same budget. Measured: 20 to 24 on an idle machine, about 8
-    # on a loaded CI runner (one best-first process: 21 idle, 10 loaded);
-    # breadth-first finds none in its first 300 fetches.
-    breadth = history(tmp_path / "single")
-    assert len(breadth) >= 300
-    assert relevant(union) >= relevant(breadth) + 5, (relevant(union), relevant(breadth))
-    assert all(any(r["score"] is not None for r in history(tmp_path / f"w{i}")) for i in range(3))
+    # Best-first together: the URLs the three popped are the shared queue's
+    # best, the ones left behind its worst: the chance that a fetched URL's
+    # score beats a left one's (ties count half) was 0.94 here; with the pop
+    # script taking the worst first it was 0.41 (many scores tie at 0), and a
+    # queue popped in the order found or at random gives about 0.5. How many
+    # course pages they find moves with timing (which links are known at a
+    # pop) — a quality figure, measured in bench/distributed.py.
+    fetched = [r["score"] for r in union if r["score"] is not None]  # seeds have none
+    assert len(fetched) >= 250 and len(left) >= 500
+    assert beats(fetched, left) >= 0.8, (statistics.median(fetched), statistics.median(left))
+
+
+def beats(these: list[float], those: list[float]) -> float:
+    """Pr(a score of *these* > a score of *those*), ties counting half
+    (the Mann-Whitney statistic over all pairs).
+
+    >>> beats([2, 3], [1, 2])
+    0.875
+    """
+    those = sorted(those)
+    wins = sum(bisect.bisect_left(those, x) + 0.5 * (bisect.bisect_right(those, x) - bisect.bisect_left(those, x))
+               for x in these)
+    return wins / (len(these) * len(those))
 
 
 def test_a_worker_killed_with_sigkill_loses_no_url(redis_server: RedisServer, tmp_path: Path) -> None:
