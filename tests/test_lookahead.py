@@ -309,6 +309,9 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     assert strategy._pages[index.url].queued == {  # noqa: SLF001
         "http://new.test/c/": ("http://new.test/c/", queued[2], pytest.approx((1.0 + queued[2]) / 2)),
     }
+    # the reward reads the page's terms once, for the query's cosine too: the classifier's own verdict
+    page = Page("http://new.test/x/", "Syllabus, lectures and homework: the exam grading", [])
+    assert strategy.page_relevance(page) == pytest.approx(model.page_probability(page.text))
     # a page found elsewhere raises nothing here; off, nothing is ever raised
     assert arrive("http://elsewhere.test/x/", "syllabus lecture homework exam grading") == []
     off = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, siblings=False)

@@ -50,6 +50,7 @@ temporal-difference learning of Q from the crawl's own fetches.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -253,7 +254,13 @@ class LinkValueModel:
 
     def page_probability(self, text: str) -> float:
         """Pr(target | page) by the page classifier."""
-        return float(self.pages.probability(self.hasher.transform([_ANALYZER.terms(text)]))[0])
+        return self.terms_probability(Counter(_ANALYZER.terms(text)))
+
+    def terms_probability(self, terms: Counter[str]) -> float:
+        """Pr(target | page) from the page's terms (stemmed, as
+        :class:`~crawlproject.text.TermAnalyzer` ``(stem=True)`` gives them):
+        a crawl that has them already does not analyse the page twice."""
+        return float(self.pages.probability(self.hasher.transform([list(terms.elements())]))[0])
 
     def predict(self, tokens: Sequence[list[str]]) -> np.ndarray:
         """Expected value of each link: Σ_bin Pr(bin | link) · mean(bin)."""

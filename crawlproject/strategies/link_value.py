@@ -122,7 +122,10 @@ class LinkValueStrategy(CrawlStrategy):
         page without links teaches its link here (nothing lies beyond it);
         one with links, once they are valued (:meth:`score_links`)."""
         self._note_seed(page)
-        reward = self.model.page_probability(page.text)
+        if self.analyzer.stem:  # the terms the model's classifier reads: analysed once for both
+            reward = self.model.terms_probability(page.vector(self.analyzer))
+        else:
+            reward = self.model.page_probability(page.text)
         if self.online and not page.links:
             self._learn(page, float(reward > 0.5), 0.0)
         return reward
