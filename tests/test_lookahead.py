@@ -320,6 +320,22 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     assert off.after_page(index, None) == []
 
 
+def test_siblings_away_from_home_are_not_raised() -> None:
+    """A site-bound model: a page at home that shows its worth raises its
+    siblings at home, not those that leave — away from home, a page is worth 0."""
+    model = LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph())
+    model.home = ["new.test"]
+    strategy = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model)
+    index = Page("http://new.test/projects/", "projects", [
+        Link("http://new.test/a/", "Algebra"), Link("http://new.test/b/", "Biology"),
+        Link("http://other.test/c/", "Chemistry"),
+    ])
+    strategy.score_links(index, None)
+    strategy.page_relevance(Page("http://new.test/a/", "syllabus lecture homework exam grading", [],
+                                 parent_url=index.url))
+    assert [p.key for p in strategy.after_page(index, None)] == ["http://new.test/b/"]
+
+
 def test_siblings_are_held_within_the_learning_memory() -> None:
     model = LinkValueModel(gamma=0.5, horizon=3).fit(hand_graph())
     strategy = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, memory=5)

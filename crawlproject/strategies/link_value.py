@@ -25,6 +25,8 @@ some of a page's links have arrived, the mean of the values they showed
 there: each is re-estimated as (Σ shown + k · predicted) / (n + k), with
 k = SIBLING_PRIOR, the model's prediction weighing as much as k arrived
 siblings, and pushed again (a promotion) when that is above its score.
+A link away from home (site-bound models) is never raised: its page will
+show the value 0, whatever its siblings at home showed.
 Only raised: a queued score is never lowered (the frontier keeps the
 higher of two pushes).
 
@@ -156,8 +158,7 @@ class LinkValueStrategy(CrawlStrategy):
         return promotions
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        away = self.model.site(page.key) not in self.model.home_of(page.key, self._crawl_home())
-        value = 0.0 if away else reward + self.model.gamma * best_next
+        value = 0.0 if self._away(page.key) else reward + self.model.gamma * best_next
         features = self._pending.pop(page.key, None)
         if features is not None:
             self.model.learn(features, value)
@@ -190,12 +191,18 @@ class LinkValueStrategy(CrawlStrategy):
         """Keep *page*'s links, queued with these values, until they arrive."""
         siblings = _Siblings(tie)
         for link, value in zip(page.links, values, strict=True):
-            siblings.queued[link.key] = (link.url, float(value), float(value) + tie)
+            if not self._away(link.key):  # a page away from home shows 0 (above): its siblings say nothing of it
+                siblings.queued[link.key] = (link.url, float(value), float(value) + tie)
         old = self._pages.pop(page.url, None)
         self._sibling_links += len(siblings.queued) - (len(old.queued) if old is not None else 0)
         self._pages[page.url] = siblings
         while self._sibling_links > self.memory and self._pages:
             self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
+
+    def _away(self, url: str) -> bool:
+        """Whether a page at *url* is away from home: never for a model that
+        counts every target; off its home sites for a site-bound one."""
+        return self.model.site(url) not in self.model.home_of(url, self._crawl_home())
 
     def _inc(self, stat: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
