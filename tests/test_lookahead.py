@@ -312,6 +312,14 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     # the reward reads the page's terms once, for the query's cosine too: the classifier's own verdict
     page = Page("http://new.test/x/", "Syllabus, lectures and homework: the exam grading", [])
     assert strategy.page_relevance(page) == pytest.approx(model.page_probability(page.text))
+    # a link found here that arrived from another page is not raised again
+    other = Page("http://new.test/other/", "more teaching", [Link("http://new.test/c/", "Chemistry")])
+    strategy.score_links(other, None)
+    strategy.page_relevance(Page("http://new.test/c/", "syllabus lecture homework exam grading", [],
+                                 parent_url=other.url))
+    assert [p.key for p in strategy.after_page(other, None)] == []
+    assert arrive("http://new.test/e/", "syllabus lecture homework exam grading") == []  # c: not pushed again
+    assert strategy._pages[index.url].queued == {}  # noqa: SLF001  a and b arrived here, c elsewhere
     # a page found elsewhere raises nothing here; off, nothing is ever raised
     assert arrive("http://elsewhere.test/x/", "syllabus lecture homework exam grading") == []
     off = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, siblings=False)

@@ -30,10 +30,11 @@ show the value 0, whatever its siblings at home showed.
 Only raised: a queued score is never lowered (the frontier keeps the
 higher of two pushes).
 
-The features of a queued link wait in memory until its page arrives, and
-the links of fetched pages until their siblings arrive (each at most
-FOCUS_LEARN_MEMORY links; the oldest are forgotten first, so a long crawl
-learns from its recent links).
+The features of a queued link wait in memory until its page arrives, the
+links of fetched pages until their siblings arrive, and the keys of
+arrived pages so that no sibling list raises them again (each at most
+FOCUS_LEARN_MEMORY; the oldest are forgotten first, so a long crawl learns
+from its recent links).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class LinkValueStrategy(CrawlStrategy):
         self._pending: OrderedDict[str, list[str]] = OrderedDict()
         self._pages: OrderedDict[str, _Siblings] = OrderedDict()  # fetched page URL → its links' siblings
         self._sibling_links = 0  # queued links held in _pages
+        self._arrived: OrderedDict[str, None] = OrderedDict()  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
         self._seed_sites: set[str] = set()  # home, when the model names none
         self._spider_seeds_read = False
@@ -169,14 +171,18 @@ class LinkValueStrategy(CrawlStrategy):
     def _siblings_learn(self, page: Page, value: float) -> None:
         """*page* arrived showing *value*: its queued siblings on the page
         it was found on are re-estimated, and raised where that is higher."""
+        self._arrived[page.key] = None
+        if len(self._arrived) > self.memory:
+            self._arrived.popitem(last=False)
         parent = page.parent_url
         siblings = self._pages.get(parent) if parent is not None else None
         if siblings is None or parent is None:
             return
-        if siblings.queued.pop(page.key, None) is not None:
-            self._sibling_links -= 1
         siblings.n += 1
         siblings.shown += value
+        for key in [key for key in siblings.queued if key in self._arrived]:  # this page, or found first elsewhere
+            del siblings.queued[key]
+            self._sibling_links -= 1
         raised = []
         for key, (url, predicted, pushed) in siblings.queued.items():
             score = (siblings.shown + SIBLING_PRIOR * predicted) / (siblings.n + SIBLING_PRIOR) + siblings.tie
