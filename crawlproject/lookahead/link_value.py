@@ -50,7 +50,6 @@ temporal-difference learning of Q from the crawl's own fetches.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -65,6 +64,7 @@ from crawlproject.scope import SCOPES, hostname, registered_domain, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
+    from collections import Counter
     from collections.abc import Callable, Collection, Iterable, Sequence
     from pathlib import Path
 
@@ -245,6 +245,12 @@ class LinkValueModel:
             return (self.site(page_url),)
         return self.home or crawl_home
 
+    def away(self, url: str, crawl_home: Collection[str]) -> bool:
+        """Whether a page at *url* is away from home, where it is worth 0:
+        never for a model that counts every target; off its home sites
+        (:meth:`home_of`) for a site-bound one."""
+        return self.value_scope != "any" and self.site(url) not in self.home_of(url, crawl_home)
+
     def bin_of(self, values: np.ndarray) -> np.ndarray:
         """The bin of each value: 0 for none, else the first edge ≥ it."""
         bins: np.ndarray = np.minimum(np.searchsorted(self.edges, values, side="left"), len(self.edges) - 1)
@@ -254,13 +260,16 @@ class LinkValueModel:
 
     def page_probability(self, text: str) -> float:
         """Pr(target | page) by the page classifier."""
-        return self.terms_probability(Counter(_ANALYZER.terms(text)))
+        return self._probability(_ANALYZER.terms(text))
 
     def terms_probability(self, terms: Counter[str]) -> float:
         """Pr(target | page) from the page's terms (stemmed, as
         :class:`~crawlproject.text.TermAnalyzer` ``(stem=True)`` gives them):
         a crawl that has them already does not analyse the page twice."""
-        return float(self.pages.probability(self.hasher.transform([list(terms.elements())]))[0])
+        return self._probability(terms.elements())
+
+    def _probability(self, terms: Iterable[str]) -> float:
+        return float(self.pages.probability(self.hasher.transform([list(terms)]))[0])
 
     def predict(self, tokens: Sequence[list[str]]) -> np.ndarray:
         """Expected value of each link: Σ_bin Pr(bin | link) · mean(bin)."""

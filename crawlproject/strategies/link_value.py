@@ -175,8 +175,7 @@ class LinkValueStrategy(CrawlStrategy):
         if len(self._arrived) > self.memory:
             self._arrived.popitem(last=False)
         parent = page.parent_url
-        siblings = self._pages.get(parent) if parent is not None else None
-        if siblings is None or parent is None:
+        if parent is None or (siblings := self._pages.get(parent)) is None:
             return
         siblings.n += 1
         siblings.shown += value
@@ -206,9 +205,7 @@ class LinkValueStrategy(CrawlStrategy):
             self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
 
     def _away(self, url: str) -> bool:
-        """Whether a page at *url* is away from home: never for a model that
-        counts every target; off its home sites for a site-bound one."""
-        return self.model.site(url) not in self.model.home_of(url, self._crawl_home())
+        return self.model.away(url, self._crawl_home())
 
     def _inc(self, stat: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
