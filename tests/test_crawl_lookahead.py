@@ -95,7 +95,7 @@ def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_re
     assert done.returncode != 0 and "give --value-scope domain|host too" in done.stderr
     for spider, args, message in (
         ("linkvalue", [], "needs a model"),
-        ("linkvalue", ["-a", f"model={models['context-graph']}"], "not a crawlproject/link-value/4 model"),
+        ("linkvalue", ["-a", f"model={models['context-graph']}"], "not a crawlproject/link-value/5 model"),
         ("contextgraph", ["-a", f"model={tmp_path / 'missing.npz'}"], "does not exist"),
     ):
         result = run_crawl(spider, tmp_path / spider, UNIVERSITY_HOMES, webkb_replay.proxy_url, extra_args=args)

@@ -21,7 +21,13 @@ from crawlproject.lookahead.graph import (
     layers,
     reverse,
 )
-from crawlproject.lookahead.link_value import LEARN_BATCH, LinkValueModel, link_tokens, value_bins
+from crawlproject.lookahead.link_value import (
+    LEARN_BATCH,
+    LinkFeatures,
+    LinkValueModel,
+    link_tokens,
+    value_bins,
+)
 from crawlproject.lookahead.page_classifier import TargetPageClassifier
 from crawlproject.lookahead.training import LinkRecord, TrainingGraph
 from crawlproject.page import Link, Page
@@ -123,6 +129,23 @@ def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> 
     features = again.link_hasher.transform([new, link_tokens("courses", "", "http://a.test/courses/", False, False)])
     assert again.links is not None
     assert np.allclose(again.links.decision_function(features), SGDClassifier.decision_function(again.links, features))
+
+
+def test_a_one_word_anchor_weighs_as_much_as_a_long_context_window() -> None:
+    """Each kind of link feature weighs the same in the classifier's input:
+    the anchor "Classes" beside 20 menu words of context is 1/√4 of the
+    row (anchor, context, URL, parent class), not 1/√25 as when every token
+    weighed alike and the menu drowned the one word that tells."""
+    menu = " ".join(f"item{i}" for i in range(20))
+    tokens = link_tokens("Classes", menu, "http://www.cs.example.edu/docs/classes.html", False, False)
+    assert [t.partition(":")[0] for t in tokens].count("c") == 20
+    row = LinkFeatures().transform([tokens])
+    anchor = LinkFeatures().transform([["a:class"]]).indices[0]
+    assert row[0, anchor] == pytest.approx(1 / math.sqrt(4))
+    assert np.linalg.norm(row.toarray()) == pytest.approx(1.0)
+    # the context's 20 words share one block's weight: each 1/√20 of it
+    item = LinkFeatures().transform([["c:item0"]]).indices[0]
+    assert row[0, item] == pytest.approx(1 / math.sqrt(4) / math.sqrt(20))
 
 
 def test_the_page_classifier_finds_rare_targets_on_a_site_it_never_saw(tmp_path: Path) -> None:
@@ -366,7 +389,7 @@ def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not a readable model file"):
         LinkValueModel.load(tmp_path / "junk.npz")
     ContextGraphModel(depth=1, features=50).fit(hand_graph()).save(tmp_path / "cg.npz")
-    with pytest.raises(ModelError, match="not a crawlproject/link-value/4 model"):
+    with pytest.raises(ModelError, match="not a crawlproject/link-value/5 model"):
         LinkValueModel.load(tmp_path / "cg.npz")
     with pytest.raises(ModelError, match="does not exist"):
         ContextGraphModel.load(tmp_path / "missing.npz")

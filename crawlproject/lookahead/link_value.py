@@ -32,7 +32,13 @@ As Rennie & McCallum, the values are cut into bins (no value, then the
 positive values' terciles) and a classifier learns the bin from the
 features; the predicted value is Σ_bin Pr(bin | link) · mean(bin). They
 used naive Bayes; here it is a logistic regression (stochastic gradient
-descent on the log loss) over binary, L2-normalised features: naive Bayes's
+descent on the log loss) over hashed features in which each kind (anchor,
+context, URL, parent class, leaving) weighs the same, L2-normalised
+(:func:`block_weights`; model format 5). Before, every token weighed alike
+and the ten words of context either side outweighed a one-word anchor:
+on the held-out hosts of 8 site-bound topics the benchmarks do not report,
+weighting by kind raised the AUC of "this link leads to a target" in all 8
+(median 0.77 → 0.82). Naive Bayes's
 posteriors go to 0 or 1 with the length of a link's context, so its
 expected values were ~1e-15 and ranked links by how many words their
 context had. Offline, on the held-out hosts of 8 topics the benchmarks do
@@ -49,13 +55,17 @@ temporal-difference learning of Q from the crawl's own fetches.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
+from sklearn.feature_extraction import FeatureHasher
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import SGDClassifier
+from sklearn.preprocessing import normalize
 
 from crawlproject.lookahead.graph import discounted_targets, discounted_targets_by_site
 from crawlproject.lookahead.page_classifier import TargetPageClassifier
@@ -64,13 +74,12 @@ from crawlproject.scope import SCOPES, hostname, registered_domain, site_of
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Callable, Collection, Iterable, Sequence
     from pathlib import Path
 
     from crawlproject.lookahead.training import TrainingGraph
 
-FORMAT = "crawlproject/link-value/4"  # 4: the page classifier a balanced logistic regression (3: naive Bayes; out| features, no host names, value scope; 2: the same link classifier before; 1: naive Bayes links)
+FORMAT = "crawlproject/link-value/5"  # 5: link features weighted by kind (block_weights); 4: the page classifier a balanced logistic regression (3: naive Bayes; out| features, no host names, value scope; 2: the same link classifier before; 1: naive Bayes links)
 TRAINER = "scrapy train --kind link-value"
 N_FEATURES = 2**18
 _URL_WORD = re.compile(r"[a-z]+|\d+")
@@ -104,12 +113,34 @@ def _identity(tokens: list[str]) -> list[str]:
     return tokens
 
 
-def _hasher(binary: bool = False) -> HashingVectorizer:
-    """Term counts (the page classifier's input), or binary
-    L2-normalised features (the link classifier's logistic regression)."""
-    return HashingVectorizer(
-        analyzer=_identity, n_features=N_FEATURES, alternate_sign=False, norm="l2" if binary else None, binary=binary
-    )
+def _hasher() -> HashingVectorizer:
+    """Term counts: the page classifier's input."""
+    return HashingVectorizer(analyzer=_identity, n_features=N_FEATURES, alternate_sign=False, norm=None)
+
+
+def block_weights(tokens: Iterable[str]) -> dict[str, float]:
+    """Each distinct token's weight: every kind of feature (the prefix
+    before its last ``:``, as ``a``, ``c``, ``out|u``) weighs the same in
+    all, its tokens sharing it — a one-word anchor is not drowned by a
+    twenty-word context window.
+
+    >>> block_weights(["a:cours", "c:fall", "c:1996", "c:fall", "c:home", "c:page"])
+    {'a:cours': 1.0, 'c:fall': 0.5, 'c:1996': 0.5, 'c:home': 0.5, 'c:page': 0.5}
+    """
+    unique = dict.fromkeys(tokens)
+    kinds = Counter(token.rpartition(":")[0] for token in unique)
+    return {token: 1 / math.sqrt(kinds[token.rpartition(":")[0]]) for token in unique}
+
+
+class LinkFeatures:
+    """Links' tokens → the link classifier's input: hashed, weighted by
+    :func:`block_weights`, then L2-normalised."""
+
+    def __init__(self) -> None:
+        self._hasher = FeatureHasher(n_features=N_FEATURES, input_type="pair", alternate_sign=False)
+
+    def transform(self, links: Iterable[list[str]]) -> Any:
+        return normalize(self._hasher.transform(block_weights(tokens).items() for tokens in links))
 
 
 class _LinkClassifier(SGDClassifier):
@@ -172,7 +203,7 @@ class LinkValueModel:
         self.value_scope = value_scope  # any: every target counts; domain/host: those on the link's own site
         self.home: list[str] = []  # site-bound: the sites whose targets count when crawling ([]: the seeds')
         self.hasher = _hasher()
-        self.link_hasher = _hasher(binary=True)
+        self.link_hasher = LinkFeatures()
         self.pages = TargetPageClassifier()  # Pr(target | page): the reward, and each link's p: feature
         self.links: _LinkClassifier | None = None  # the value bin of a link; None: every link is worth 0
         self.edges = np.array([0.0])
