@@ -69,7 +69,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--models", type=Path, default=None, help="where the models are (reused) or go")
     parser.add_argument("--name", default="link-value-offline")
-    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-write", action="store_true",
+                        help="print only: BENCHMARKS.md and the tracked rows.json stay as they are")
     args = parser.parse_args()
     started = time.monotonic()
     warc, labels = corpus_files(args.corpus.resolve())
@@ -112,8 +113,9 @@ def main() -> int:
         rows.append(row)
         print(f"  {topic.id}: {len(truth)} links, {row['leading']:.1%} lead to a target; "
               f"model AUC {row['model']['auc']:.3f}, page-only AUC {row['page']['auc']:.3f}", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "rows.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    if not args.no_write:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rows.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     lines = ["| topic | links | lead to a target | AUC model (page only) | Spearman ρ model (page only) | top 10 % leading: model (page only) |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
