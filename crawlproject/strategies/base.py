@@ -8,8 +8,9 @@ so every strategy plugs into every frontier backend.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from crawlproject import config
 from crawlproject.text import TermAnalyzer
@@ -21,6 +22,29 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawlproject.page import Page
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class RecentMemory(OrderedDict[_K, _V]):
+    """What a learning strategy keeps about recent links (FOCUS_LEARN_MEMORY):
+    at most *limit* items, the oldest forgotten first, so a long crawl
+    learns from its recent links in bounded memory."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def keep(self, key: _K, value: _V, first_wins: bool = False) -> None:
+        """Remember *value* under *key* (with *first_wins*, only if *key* is
+        not remembered yet: the first link found to a page is the one queued)."""
+        if self.limit == 0 or (first_wins and key in self):
+            return
+        self[key] = value
+        if len(self) > self.limit:
+            self.popitem(last=False)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ import numpy as np
 from crawlproject import config
 from crawlproject import meta as keys
 from crawlproject import signals as focus_signals
+from crawlproject.strategies.base import RecentMemory
 from crawlproject.strategies.best_first import BestFirstStrategy
 from crawlproject.text import TermAnalyzer
 
@@ -136,7 +137,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self._seeds_dealt = 0
         self._similarity_sum, self._pages = 0.0, 0
         #: link key → (agent, inputs) until its page arrives, to learn from
-        self._pending: OrderedDict[str, tuple[int, np.ndarray]] = OrderedDict()
+        self._pending: RecentMemory[str, tuple[int, np.ndarray]] = RecentMemory(memory)
         self._current: tuple[str, int] = ("", 0)  # the page just arrived, and the agent its links go to
         self.births = self.deaths = 0
 
@@ -198,7 +199,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
             _, predicted = agent.forward(x)
             worth = self.alpha * predicted + (1 - self.alpha) * sim
             scores.append(self.beta * worth + self._gumbel())
-            self._remember(link.key, agent.id, x)
+            self._pending.keep(link.key, (agent.id, x), first_wins=True)
         return scores
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
@@ -223,13 +224,6 @@ class InfoSpidersStrategy(BestFirstStrategy):
         agent = self.agents.get(agent_id)
         if agent is not None and agent.alive:
             agent.learn(x, sim, self.learning_rate)
-
-    def _remember(self, key: str, agent_id: int, x: np.ndarray) -> None:
-        if key in self._pending or self.memory == 0:
-            return
-        self._pending[key] = (agent_id, x)
-        if len(self._pending) > self.memory:
-            self._pending.popitem(last=False)
 
     def _live(self, agent: Agent, page: Page, sim: float) -> Agent:
         """Energy in and out; reproduction or death. Returns the agent the

@@ -48,7 +48,7 @@ from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
-from crawlproject.strategies.base import CrawlStrategy, Promotion, trained_model_path
+from crawlproject.strategies.base import CrawlStrategy, Promotion, RecentMemory, trained_model_path
 from crawlproject.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
@@ -93,10 +93,10 @@ class LinkValueStrategy(CrawlStrategy):
         self.model, self.online, self.memory = model, online, memory
         self.siblings = online and siblings
         self.crawler = crawler
-        self._pending: OrderedDict[str, list[str]] = OrderedDict()
+        self._pending: RecentMemory[str, list[str]] = RecentMemory(memory)  # queued links' features
         self._pages: OrderedDict[str, _Siblings] = OrderedDict()  # fetched page URL → its links' siblings
         self._sibling_links = 0  # queued links held in _pages
-        self._arrived: OrderedDict[str, None] = OrderedDict()  # recent pages: no sibling list raises them again
+        self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
         self._seed_sites: set[str] = set()  # home, when the model names none
         self._spider_seeds_read = False
@@ -148,7 +148,7 @@ class LinkValueStrategy(CrawlStrategy):
         if self.online:
             self._learn(page, float(good), float(values.max()) if len(values) else 0.0)
             for link, features in zip(page.links, tokens, strict=True):
-                self._remember(link.key, features)
+                self._pending.keep(link.key, features, first_wins=True)
         tie = QUERY_TIE * cosine(self.query_vector, page.vector(self.analyzer)) if self.query_vector else 0.0
         if self.siblings:
             self._hold_siblings(page, values, tie)
@@ -171,9 +171,7 @@ class LinkValueStrategy(CrawlStrategy):
     def _siblings_learn(self, page: Page, value: float) -> None:
         """*page* arrived showing *value*: its queued siblings on the page
         it was found on are re-estimated, and raised where that is higher."""
-        self._arrived[page.key] = None
-        if len(self._arrived) > self.memory:
-            self._arrived.popitem(last=False)
+        self._arrived.keep(page.key, None)
         parent = page.parent_url
         if parent is None or (siblings := self._pages.get(parent)) is None:
             return
@@ -227,10 +225,3 @@ class LinkValueStrategy(CrawlStrategy):
                 self._spider_seeds_read = True
                 self._seed_sites.update(self.model.sites(getattr(spider, "seed_urls", ())))
         return self._seed_sites
-
-    def _remember(self, key: str, features: list[str]) -> None:
-        if key in self._pending or self.memory == 0:
-            return  # the first link found to a page is the one that is queued
-        self._pending[key] = features
-        if len(self._pending) > self.memory:
-            self._pending.popitem(last=False)
