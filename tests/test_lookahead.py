@@ -351,6 +351,27 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     assert off.after_page(index, None) == []
 
 
+def test_a_sibling_shows_the_reward_it_proved_not_what_its_links_promise() -> None:
+    """An arrived sibling is evidence by what it is (a target or not), not
+    by γ · the best predicted value of its own links. Taken as evidence, that
+    guess raised a department's whole student list for a course topic — each
+    student page links to something the model likes — and the raised pages
+    proved nothing before the next guess raised more."""
+    model = LinkValueModel(gamma=0.5, horizon=3).fit(hand_graph())
+    strategy = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model)
+    people = Page("http://new.test/people/", "people", [
+        Link("http://new.test/ann/", "Ann"), Link("http://new.test/bob/", "Bob"),
+    ])
+    queued = strategy.score_links(people, None)
+    ann = Page("http://new.test/ann/", "home page research interests publications hobbies",
+               [Link("http://new.test/courses/", "courses")], parent_url=people.url)
+    reward = strategy.page_relevance(ann)
+    promise = strategy.score_links(ann, reward)
+    assert reward < 0.5 and model.gamma * max(promise) > queued[1]  # the guess would have raised Bob
+    assert strategy.after_page(ann, None) == []
+    assert strategy._pages[people.url].shown == 0.0  # noqa: SLF001
+
+
 def test_siblings_away_from_home_are_not_raised() -> None:
     """A site-bound model: a page at home that shows its worth raises its
     siblings at home, not those that leave — away from home, a page is worth 0."""

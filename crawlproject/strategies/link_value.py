@@ -20,9 +20,12 @@ user's query instead of the order links were found in.
 Siblings (FOCUS_LINK_VALUE_SIBLINGS): the links of one page share its
 fate — a department's course index lists course pages side by side — and
 the crawl learns that faster than a model of anchors and URLs can. Once
-some of a page's links have arrived, the mean of the values they showed
-(the same TD targets as above) is evidence about the links still queued
-there: each is re-estimated as (Σ shown + k · predicted) / (n + k), with
+some of a page's links have arrived, the mean of the rewards they showed
+(a target or not: what they proved, not the TD targets above, whose
+γ · max over a page's links is a guess — taken as evidence, a student list
+whose every page links to something the model likes raised itself page
+after page while no page proved anything) is evidence about the links
+still queued there: each is re-estimated as (Σ shown + k · predicted) / (n + k), with
 k = SIBLING_PRIOR, the model's prediction weighing as much as k arrived
 siblings, and pushed again (a promotion) when that is above its score.
 A link away from home (site-bound models) is never raised: its page will
@@ -166,7 +169,7 @@ class LinkValueStrategy(CrawlStrategy):
             self.model.learn(features, value)
             self._inc("focus/link_value/learned")
         if self.siblings:
-            self._siblings_learn(page, value)
+            self._siblings_learn(page, 0.0 if self._away(page.key) else reward)
 
     def _siblings_learn(self, page: Page, value: float) -> None:
         """*page* arrived showing *value*: its queued siblings on the page
