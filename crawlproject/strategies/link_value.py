@@ -163,13 +163,14 @@ class LinkValueStrategy(CrawlStrategy):
         return promotions
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        value = 0.0 if self._away(page.key) else reward + self.model.gamma * best_next
+        if self._away(page.key):
+            reward = best_next = 0.0
         features = self._pending.pop(page.key, None)
         if features is not None:
-            self.model.learn(features, value)
+            self.model.learn(features, reward + self.model.gamma * best_next)
             self._inc("focus/link_value/learned")
         if self.siblings:
-            self._siblings_learn(page, 0.0 if self._away(page.key) else reward)
+            self._siblings_learn(page, reward)  # what the page proved; its links' values are guesses
 
     def _siblings_learn(self, page: Page, value: float) -> None:
         """*page* arrived showing *value*: its queued siblings on the page
