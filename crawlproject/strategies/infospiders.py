@@ -126,7 +126,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
     ):
         super().__init__(topic, analyzer)
         self.max_agents, self.alpha, self.beta = max_agents, alpha, beta
-        self.hidden_units, self.learning_rate, self.memory = hidden_units, learning_rate, memory
+        self.hidden_units, self.learning_rate = hidden_units, learning_rate
         self.context_words = context_words
         self.rng = np.random.default_rng(seed)
         self.noise = random.Random(seed)

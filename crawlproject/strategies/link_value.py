@@ -74,7 +74,7 @@ SIBLING_PRIOR = 1.0
 
 class _Siblings:
     """The queued links of one fetched page and what its arrived links
-    showed: ``n`` arrivals, ``shown`` the sum of their values."""
+    showed: ``n`` arrivals, ``shown`` the sum of their rewards."""
 
     __slots__ = ("n", "queued", "shown", "tie")
 
@@ -170,17 +170,18 @@ class LinkValueStrategy(CrawlStrategy):
             self.model.learn(features, reward + self.model.gamma * best_next)
             self._inc("focus/link_value/learned")
         if self.siblings:
-            self._siblings_learn(page, reward)  # what the page proved; its links' values are guesses
+            self._siblings_learn(page, reward)
 
-    def _siblings_learn(self, page: Page, value: float) -> None:
-        """*page* arrived showing *value*: its queued siblings on the page
-        it was found on are re-estimated, and raised where that is higher."""
+    def _siblings_learn(self, page: Page, reward: float) -> None:
+        """*page* arrived and proved *reward* (target or not; its links'
+        values are guesses, not evidence): its queued siblings on the page it
+        was found on are re-estimated, and raised where that is higher."""
         self._arrived.keep(page.key, None)
         parent = page.parent_url
         if parent is None or (siblings := self._pages.get(parent)) is None:
             return
         siblings.n += 1
-        siblings.shown += value
+        siblings.shown += reward
         for key in [key for key in siblings.queued if key in self._arrived]:  # this page, or found first elsewhere
             del siblings.queued[key]
             self._sibling_links -= 1
