@@ -32,6 +32,8 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_MAX_PAGES_PER_HOST": 0,
     # Crawl scope (scope): any | domain | host of the seeds
     "FOCUS_SCOPE": "any",
+    # The home sites of a topic bound to them (scope.HomeSites): URLs or host names
+    "FOCUS_HOME": "",
     # robots.txt (middlewares.robotstxt; Scrapy's ROBOTSTXT_OBEY turns it on)
     "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
     "FOCUS_ROBOTSTXT_RETRY_AFTER": 300.0,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tldextract import TLDExtract
 
@@ -32,6 +32,7 @@ from crawlproject.urls import host_of
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 SCOPES = ("any", "domain", "host")
@@ -116,3 +117,83 @@ class CrawlScope:
 
     def __repr__(self) -> str:
         return f"CrawlScope({self.mode!r}, sites={sorted(self.sites)!r})"
+
+
+class HomeSites:
+    """The home of a topic bound to its sites — "the course pages of this
+    university": the sites its targets lie on. A page elsewhere is *away*,
+    worth nothing to the topic, and the strategies that judge what pages
+    are worth (focused crawler, context graph, InfoSpiders, link value) count
+    it so; a crawl may still go there (it is no scope: see :class:`CrawlScope`).
+
+    The home is *named* (a site-bound model's ``scrapy train --home``, or
+    FOCUS_HOME: URLs or host names, comma-separated), or else, with
+    *seeds_are_home* (a site-bound model that names none), the crawl's
+    seeds' sites: the spider's seed list (every worker of a distributed
+    crawl has it) and any seed page this worker fetched (a seed from Redis
+    reaches one worker only — a distributed crawl names its home). With
+    neither, there is no home and nothing is away.
+
+    >>> home = HomeSites("domain", ["www.cs.utexas.edu"])
+    >>> home.away("http://wwwhost.cc.utexas.edu/x"), home.away("http://www.cs.wisc.edu/")
+    (False, True)
+    >>> HomeSites("domain").away("http://www.cs.wisc.edu/")
+    False
+    """
+
+    def __init__(
+        self, mode: str = "domain", named: Iterable[str] = (), seeds_are_home: bool = False,
+        crawler: Crawler | None = None,
+    ):
+        if mode not in ("domain", "host"):
+            raise ValueError(f"a home is a set of registered domains or hosts, got {mode!r}")
+        self.mode = mode
+        self.named = {self._named_site(url) for url in named}
+        self.seeds_are_home = seeds_are_home
+        self._seeds: set[str] = set()
+        self._crawler: Any = crawler  # its spider's seed list is read once, when there is a spider
+
+    @classmethod
+    def named_in(cls, settings: BaseSettings) -> list[str]:
+        """FOCUS_HOME's URLs or host names (a clear error for one that
+        names no host)."""
+        named = [item.strip() for item in config.get_str(settings, "FOCUS_HOME").split(",") if item.strip()]
+        try:
+            cls("domain", named)
+        except ValueError as exc:
+            raise config.SettingsError(f"FOCUS_HOME: {exc}") from None
+        return named
+
+    def site(self, url: str) -> str:
+        """The site of a crawled URL (or of a host name, when naming home)."""
+        return site_of(url if "://" in url else f"http://{url}", self.mode)
+
+    def _named_site(self, url: str) -> str:
+        """
+        >>> HomeSites("domain", ["http://"])
+        Traceback (most recent call last):
+        ...
+        ValueError: 'http://' names no host: give URLs or host names, comma-separated
+        """
+        site = self.site(url)
+        if not site or any(c.isspace() for c in site):
+            raise ValueError(f"{url!r} names no host: give URLs or host names, comma-separated")
+        return site
+
+    def note_seed(self, url: str) -> None:
+        """A seed page arrived (a seed from Redis that no seed list holds)."""
+        if self.seeds_are_home:
+            self._seeds.add(self.site(url))
+
+    def sites(self) -> set[str]:
+        if self.named or not self.seeds_are_home:
+            return self.named
+        spider = getattr(self._crawler, "spider", None)
+        if spider is not None:
+            self._crawler = None
+            self._seeds.update(self.site(url) for url in getattr(spider, "seed_urls", ()))
+        return self._seeds
+
+    def away(self, url: str) -> bool:
+        sites = self.sites()
+        return bool(sites) and self.site(url) not in sites

@@ -13,6 +13,7 @@ import pytest
 
 from crawlproject.lookahead.context_graph import ContextGraphModel
 from crawlproject.lookahead.link_value import LinkValueModel
+from crawlproject.scope import site_of
 from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run_crawl
 
 
@@ -80,6 +81,35 @@ def test_infospiders_crawl_runs_a_population(webkb_replay: Any, tmp_path: Path) 
     stats = result.summary["focused"]
     born, died = stats.get("infospiders/born", 0), stats.get("infospiders/died", 0)
     assert stats["infospiders/alive"] == 4 + born - died >= 1  # the population's books balance
+
+
+def test_a_site_bound_crawl_spends_its_pages_at_home(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+    """From the four department homes, a topic bound to one university —
+    a context graph trained with --value-scope domain --home, InfoSpiders
+    with FOCUS_HOME — crawls that university; the same crawls without a
+    home spread over all four."""
+    texas = "http://www.cs.utexas.edu/"
+    model = tmp_path / "cg-texas.npz"
+    done = train("--warc", str(WEBKB_WARC), "--kind", "context-graph", "--good", "course", "--value-scope", "domain",
+                 "--home", texas, "-o", str(model))
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    def home_share(result: Any) -> float:
+        pages = [r["url"] for r in result.history if r["status"] == 200 and r["url"] not in UNIVERSITY_HOMES]
+        assert len(pages) >= 90
+        return sum(site_of(url, "domain") == "utexas.edu" for url in pages) / len(pages)
+
+    proxy = webkb_replay.proxy_url
+    bound = crawl("contextgraph", tmp_path / "cg", proxy, 100, ["-a", f"model={model}"])
+    unbound = crawl("contextgraph", tmp_path / "cg-open", proxy, 100, ["-a", f"model={models['context-graph']}"])
+    query = ["-a", "query=course syllabus homework"]
+    spiders = crawl("infospiders", tmp_path / "is", proxy, 100, query, FOCUS_HOME=texas)
+    spiders_open = crawl("infospiders", tmp_path / "is-open", proxy, 100, query)
+    shares = {name: home_share(r) for name, r in (("cg", bound), ("cg-open", unbound), ("is", spiders), ("is-open", spiders_open))}
+    # links off home wait until home is done — but for the first fetches: the
+    # links of a seed away from home that arrives before Texas' are all there is
+    assert shares["cg"] >= 0.85 and shares["cg-open"] < 0.5, shares
+    assert shares["is"] > shares["is-open"] + 0.2, shares  # agents away from home starve
 
 
 def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:

@@ -31,9 +31,11 @@ from crawlproject.lookahead.link_value import (
 from crawlproject.lookahead.page_classifier import TargetPageClassifier
 from crawlproject.lookahead.training import LinkRecord, TrainingGraph
 from crawlproject.page import Link, Page
+from crawlproject.scope import HomeSites
 from crawlproject.spiders.lookahead import LinkValueSpider
 from crawlproject.strategies.base import Topic
-from crawlproject.strategies.infospiders import INITIAL_ENERGY, InfoSpidersStrategy
+from crawlproject.strategies.context_graph import ContextGraphStrategy
+from crawlproject.strategies.infospiders import DEAD_PENALTY, INITIAL_ENERGY, InfoSpidersStrategy
 from crawlproject.strategies.link_value import LinkValueStrategy
 from crawlproject.text import TermAnalyzer
 from tests.conftest import open_scheduler
@@ -100,6 +102,55 @@ def test_context_graph_model_places_pages_in_their_layer(tmp_path: Path) -> None
     assert [p.layer for p in again.place(["courses offered"])] == [1]
     strict = ContextGraphModel(depth=2, features=100, threshold=0.999999).fit(hand_graph())
     assert strict.place(["courses department people"])[0].layer == strict.other  # unsure: "other"
+
+
+def linked_universities_graph() -> TrainingGraph:
+    """:func:`hand_graph`, each university also having a page of links to
+    the next university's course index: course pages it leads to lie on
+    another site."""
+    graph = hand_graph()
+    for i in range(4):
+        links = f"http://u{i}.test/links/"
+        graph.text[links] = "other universities elsewhere on the web"
+        graph.links[links] = [LinkRecord(f"http://u{(i + 1) % 4}.test/courses/", "courses", "elsewhere")]
+    return graph
+
+
+def test_a_site_bound_context_graph_counts_layers_to_its_own_sites_targets(tmp_path: Path) -> None:
+    anywhere = ContextGraphModel(depth=2, features=100).fit(linked_universities_graph())
+    own_site = ContextGraphModel(depth=2, features=100, value_scope="domain").fit(linked_universities_graph())
+    # the links pages are two links before course pages — of another site
+    assert anywhere.report["pages_per_layer"] == {"0": 12, "1": 4, "2": 8, "3": 16}
+    assert own_site.report["pages_per_layer"] == {"0": 12, "1": 4, "2": 4, "3": 20}
+    assert anywhere.place(["other universities elsewhere"])[0].layer == 2
+    assert own_site.place(["other universities elsewhere"])[0].layer == own_site.other
+    own_site.home = ["http://new.test/"]
+    own_site.save(tmp_path / "cg.npz")
+    again = ContextGraphModel.load(tmp_path / "cg.npz")
+    assert again.value_scope == "domain" and again.home == ["http://new.test/"]
+    with pytest.raises(ValueError, match="value_scope must be one of"):
+        ContextGraphModel(value_scope="site")
+
+
+def test_a_site_bound_context_graph_crawl_puts_pages_away_from_home_last() -> None:
+    model = ContextGraphModel(depth=2, features=100, value_scope="domain").fit(linked_universities_graph())
+    model.home = ["http://www.new.edu/"]
+    strategy = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), model, HomeSites("domain", model.home))
+    index_text = "list of courses offered this semester"
+    links = [Link("http://new.edu/courses/cs1/", "cs1"), Link("http://other.edu/courses/cs1/", "cs1")]
+    at_home = Page("http://cs.new.edu/courses/", index_text, links)  # a subdomain of home: home
+    away = Page("http://other.edu/courses/", index_text, links)
+    course = "syllabus lecture homework exam grading"
+    assert strategy.page_relevance(Page("http://new.edu/cs1/", course, [])) > 0.5
+    assert strategy.page_relevance(Page("http://other.edu/cs1/", course, [])) == 0.0  # away: a page of no layer
+    stays, leaves = strategy.score_links(at_home, None)
+    assert -1 <= stays < 0  # the index is in layer 1
+    assert leaves == -model.other  # its page is away: "other", below every link at home
+    assert strategy.score_links(away, None) == [-model.other, -model.other]
+    # a model that counts every target has no home: the same page ranks by what it says
+    open_crawl = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), ContextGraphModel(depth=2, features=100).fit(
+        linked_universities_graph()))
+    assert open_crawl.score_links(away, None)[1] > -1
 
 
 def test_link_value_model_learns_which_links_lead_to_targets(tmp_path: Path) -> None:
@@ -474,6 +525,26 @@ def test_infospiders_net_learns_to_predict_page_similarity() -> None:
     assert "http://h.test/c" in spiders._pending
     spiders.page_relevance(page("http://h.test/c", "course course", [], agent=0))  # no links: learns all the same
     assert "http://h.test/c" not in spiders._pending
+
+
+def test_infospiders_of_a_site_bound_topic_find_nothing_away_from_home() -> None:
+    home = HomeSites("domain", ["http://h.test/"])
+    spiders = InfoSpidersStrategy(
+        Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=1, max_agents=1, seed=1, home=home,
+    )
+    agent = spiders.agents[0]
+    seed = page("http://h.test/", "course syllabus", ["http://h.test/c1", "http://other.test/c2"])
+    stays, leaves = spiders.score_links(seed, spiders.page_relevance(seed))
+    assert leaves < stays - DEAD_PENALTY / 2  # with the dead agents' links: below every link at home
+    assert "http://h.test/c1" in spiders._pending  # noqa: SLF001 — a net will learn from it
+    assert "http://other.test/c2" not in spiders._pending  # noqa: SLF001 — known to be worth 0: nothing to learn
+    energy = agent.energy
+    away = page("http://other.test/c2", "course syllabus", [], agent=0)
+    assert spiders.page_relevance(away) == 0.0  # the same words, away from home
+    assert agent.energy == pytest.approx(energy - 1.0)  # no gain; it pays the mean similarity so far (1.0)
+    # without a home, the same page feeds the agent
+    open_crawl = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=1, seed=1)
+    assert open_crawl.page_relevance(away) == pytest.approx(1.0)
 
 
 def test_infospiders_selection_is_a_softmax_of_link_worth() -> None:

@@ -11,7 +11,7 @@ from scrapy.settings import Settings
 
 from crawlproject.config import SettingsError
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.scope import CrawlScope, hostname, registered_domain
+from crawlproject.scope import CrawlScope, HomeSites, hostname, registered_domain
 from tests.conftest import run_crawl
 
 TEXAS_SEED = "http://www.cs.utexas.edu/"
@@ -44,6 +44,19 @@ def test_a_bad_scope_is_a_clear_error() -> None:
     with pytest.raises(SettingsError, match="-a scope must be one of"):
         CrawlScope.from_settings(Settings({"FOCUS_SCOPE": "any"}), [], "website")
     assert CrawlScope.from_settings(Settings({"FOCUS_SCOPE": "any"}), [], " Domain ").mode == "domain"
+
+
+def test_a_home_names_sites_and_a_bad_home_is_a_clear_error() -> None:
+    named = HomeSites.named_in(Settings({"FOCUS_HOME": " http://www.cs.utexas.edu/a , www.cs.wisc.edu:8080,"}))
+    home = HomeSites("domain", named)
+    assert home.sites() == {"utexas.edu", "wisc.edu"}
+    assert not home.away("http://wwwhost.cc.utexas.edu/x") and home.away("http://www.cs.cornell.edu/")
+    assert not home.away("http://www.cs.wisc.edu/") and home.away("mailto:nobody")  # a crawled URL never raises
+    assert HomeSites("host", named).away("http://wwwhost.cc.utexas.edu/x")
+    assert HomeSites.named_in(Settings({})) == [] and not HomeSites("domain").away("http://anywhere.org/")
+    for bad in ("http://", "www.cs.utexas.edu/,::::", "not a url"):
+        with pytest.raises(SettingsError, match=r"FOCUS_HOME: .* names no host: give URLs or host names"):
+            HomeSites.named_in(Settings({"FOCUS_HOME": bad}))
 
 
 def _domains(urls: list[str]) -> Counter[str]:
@@ -91,6 +104,16 @@ def test_a_bad_scope_stops_the_crawl_at_start(webkb_replay: ReplayProcess, tmp_p
     )
     assert result.returncode != 0
     assert "-a scope must be one of any, domain, host, got 'website'" in result.log
+    assert not result.history
+
+
+def test_a_bad_home_stops_the_crawl_at_start(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    result = run_crawl(
+        "infospiders", tmp_path / "bad", [TEXAS_SEED], webkb_replay.proxy_url, query="course",
+        settings={"FOCUS_HOME": "http://"},
+    )
+    assert result.returncode != 0
+    assert "FOCUS_HOME: 'http://' names no host" in result.log
     assert not result.history
 
 

@@ -4,7 +4,7 @@ online learning that re-scores the frontier."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -19,9 +19,10 @@ from crawlproject.meta import PROMOTED_BY as PROMOTED_KEY
 from crawlproject.meta import SCORE as SCORE_KEY
 from crawlproject.meta import SEED as SEED_KEY
 from crawlproject.page import Link, Page
+from crawlproject.scope import HomeSites
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
-from crawlproject.strategies.focused import FocusedCrawlStrategy
+from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy
 from crawlproject.text import TermAnalyzer
 from tests.conftest import open_scheduler
 
@@ -83,6 +84,21 @@ def test_hard_focus_with_a_reserve_keeps_pruned_links_below_every_good_link() ->
     assert max(reserved) < 0.0 <= min(hard.score_links(course, hard.page_relevance(course)))  # type: ignore[operator]
 
 
+def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
+    home = HomeSites("domain", ["http://www.cs.home.edu/"])
+    soft = FocusedCrawlStrategy(Topic(good=("course",)), TermAnalyzer(), model(), home=home)
+    links = [Link("http://www.cs.home.edu/c1", ""), Link("http://lab.home.edu/c2", ""), Link("http://www.far.edu/c3", "")]
+    at_home = Page("http://www.cs.home.edu/", "homework lecture exam", links)
+    away = Page("http://www.far.edu/", "homework lecture exam", links)
+    r_home, r_away = soft.page_relevance(at_home), soft.page_relevance(away)
+    assert r_home > 0.9 and r_away == 0.0  # the same words, away from home
+    assert soft.score_links(at_home, r_home) == [r_home, r_home, AWAY]
+    assert soft.score_links(away, r_away) == [0.0, 0.0, AWAY]
+    hard = FocusedCrawlStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True, home=home)
+    reserved = hard.score_links(away, hard.page_relevance(away))  # never expanded: a course page of no interest
+    assert reserved == [-1.0, -1.0, AWAY] and min(reserved[:2]) > AWAY
+
+
 def test_batched_classification_equals_one_page_at_a_time() -> None:
     pages = [page(f"http://p{i}/", text) for i, (text, _) in enumerate(TRAINING)]
     batched = strategy(("course",), hard=False).classify(pages)
@@ -126,7 +142,8 @@ def test_unknown_good_category_is_a_clear_error() -> None:
 
 # -- online learning re-scores the frontier -------------------------------------------
 
-def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
+def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, FocusedCrawlStrategy]:
+    """A scheduler, and a focused crawler that learns every 3 pages and re-scores it."""
     crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
     taxonomy_model = TaxonomyClassifier().fit(
         ["homework lecture zeta", "syllabus homework", "resume hobbies zeta", "advisor resume"],
@@ -134,8 +151,13 @@ def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
     )
     learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
     focused = FocusedCrawlStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler, home=home,
     )
+    return scheduler, learner, focused
+
+
+def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
+    scheduler, learner, focused = learning_crawl()
     ambiguous = page("http://p1/", "zeta zeta zeta")  # zeta: as much course as student
     leaning = page("http://p2/", "homework homework resume")
     for parent in (ambiguous, leaning):
@@ -154,6 +176,26 @@ def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
     assert scheduler.stats.get_value("frontier/rescored") == 1
     order = [scheduler.next_request().url for _ in range(6)]  # type: ignore[union-attr]
     assert [url[:10] for url in order] == ["http://p1/"] * 3 + ["http://p2/"] * 3
+
+
+def test_learning_raises_nothing_away_from_home() -> None:
+    scheduler, _, focused = learning_crawl(HomeSites("domain", ["www.home.edu"]))
+    at_home = Page("http://www.home.edu/p1", "zeta zeta zeta", [Link("http://www.home.edu/a", ""), Link("http://x.edu/b", "")])
+    away = Page("http://y.edu/p2", "zeta zeta zeta", [Link("http://www.home.edu/back", "")])  # a link back home
+    for parent in (at_home, away):
+        relevance = focused.page_relevance(parent)
+        for link, score in zip(parent.links, focused.score_links(parent, relevance), strict=True):
+            scheduler.enqueue_request(Request(link.url, meta={SCORE_KEY: score, PARENT_KEY: parent.url}))
+        focused.after_page(parent, relevance)
+    teacher = Page("http://www.home.edu/t", "zeta zeta zeta zeta homework homework syllabus lecture", [])
+    focused.after_page(teacher, focused.page_relevance(teacher))
+    assert scheduler.stats.get_value("frontier/rescored") == 1  # the queue was re-scored …
+    popped = [scheduler.next_request() for _ in range(3)]
+    # … but the away page's link stays at 0, the link off home at AWAY
+    assert [(r.url, r.meta[SCORE_KEY]) for r in popped][1:] == [  # type: ignore[union-attr]
+        ("http://www.home.edu/back", 0.0), ("http://x.edu/b", AWAY),
+    ]
+    assert popped[0].meta[SCORE_KEY] > 0.5  # type: ignore[union-attr]
 
 
 def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:

@@ -73,13 +73,14 @@ class Command(ProjectCommand):
         )
         lookahead.add_argument(
             "--value-scope", choices=SCOPES, default="any",
-            help="link value: count only the targets on the site (registered domain / host) of the page a link is on"
-            " — for a topic bound to its sites (this university's course pages) learnt from other sites",
+            help="count only the targets on the site (registered domain / host) of the page a link is on (link"
+            " value) or of the page (context graph's layers) — for a topic bound to its sites (this university's"
+            " course pages) learnt from other sites",
         )
         lookahead.add_argument(
             "--home", default="",
-            help="link value with --value-scope: URLs on the sites whose targets count while crawling,"
-            " comma-separated (default: each crawl's seeds' sites)",
+            help="with --value-scope: URLs on the sites whose targets count while crawling,"
+            " comma-separated (default: FOCUS_HOME, or each crawl's seeds' sites)",
         )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -161,7 +162,9 @@ class Command(ProjectCommand):
         print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")
         model: ContextGraphModel | LinkValueModel
         if opts.kind == "context-graph":
-            model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold).fit(graph)
+            model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold, value_scope=opts.value_scope)
+            model.home = [url.strip() for url in opts.home.split(",") if url.strip()]
+            model.fit(graph)
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
             model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope)

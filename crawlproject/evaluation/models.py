@@ -102,13 +102,21 @@ def value_scope_of(topic: Topic) -> str:
     return "domain" if len({site_of(url, "domain") for url in topic.seeds}) == 1 else "any"
 
 
+def home_of_topic(topic: Topic) -> list[str]:
+    """FOCUS_HOME for a crawl of *topic*: its examples, when
+    :func:`value_scope_of` binds it to their site (every task: a Task 2
+    crawl starts elsewhere, but its targets are the examples' site's);
+    none for a topic that spans sites."""
+    return sorted(topic.seeds) if value_scope_of(topic) != "any" else []
+
+
 def train_lookahead_model(
     graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any"
 ) -> Path:
     """Train (or reuse, when *path* exists) the topic's context-graph or
     link-value model, host-disjoint as :func:`train_topic_model`, on the
-    links a crawl of *scope* follows; a link-value model counts the targets
-    :func:`value_scope_of` says."""
+    links a crawl of *scope* follows; both count the targets
+    :func:`value_scope_of` says (the context graph's layers, the link values)."""
     from crawlproject.lookahead.context_graph import ContextGraphModel
     from crawlproject.lookahead.link_value import LinkValueModel
 
@@ -116,12 +124,13 @@ def train_lookahead_model(
         return path
     training = topic_training_graph(graph, corpus, topic, scope)
     model: ContextGraphModel | LinkValueModel
+    value_scope = value_scope_of(topic)
     if kind == "context-graph":
-        model = ContextGraphModel()
+        model = ContextGraphModel(value_scope=value_scope)
+        model.home = home_of_topic(topic)
     else:
-        model = LinkValueModel(window=graph.window, value_scope=value_scope_of(topic))
-        if model.value_scope != "any":
-            model.home = model.sites(topic.seeds)  # the user's examples' site
+        model = LinkValueModel(window=graph.window, value_scope=value_scope)
+        model.home = model.sites(home_of_topic(topic))  # the user's examples' site
     model.fit(training)
     model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
     model.save(path)

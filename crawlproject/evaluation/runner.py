@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawlproject.evaluation.models import home_of_topic
 from crawlproject.evaluation.topics import Topic
 from crawlproject.replay import LOOPBACK_SPEED
 
@@ -86,6 +87,7 @@ def run_crawl_job(
         "FOCUS_LABELS": str(labels),
         "FOCUS_RELEVANT": job.topic.category,
         "FOCUS_SCOPE": job.scope,
+        "FOCUS_HOME": ",".join(home_of_topic(job.topic)),
         "FOCUS_ORACLE_WARC": str(warc),
         "FOCUS_CACHE_DIR": str(ROOT / ".cache"),
         "FOCUS_OUTPUT_DIR": str(folder),

@@ -10,6 +10,14 @@ the layer of highest posterior, or "other" when that posterior is below a
 threshold. A page with none of the selected terms says nothing about its
 layer: it is "other", with confidence 0 (with uniform priors the classes
 would tie, and a tie must not rank a page of no known words first).
+
+For a topic bound to its sites ("the course pages of this university";
+``value_scope`` domain or host, as the link value's) the layers count only
+the targets of a page's own site — a page's distance to them along links
+inside its site — so the layers learnt from other universities say how far
+a page is from its own site's targets. While crawling, a page away from
+home (crawlproject.scope.HomeSites: ``home``, FOCUS_HOME or the seeds') is
+"other", whatever it says: its site holds none of the topic's targets.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from sklearn.naive_bayes import MultinomialNB
 
 from crawlproject.lookahead.graph import layers
 from crawlproject.modelfile import load_model, nb_arrays, nb_from_arrays, save_model
+from crawlproject.scope import SCOPES
 from crawlproject.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -43,10 +52,17 @@ class Placement:
 
 
 class ContextGraphModel:
-    def __init__(self, depth: int = 3, features: int = 5000, threshold: float = 0.0, alpha: float = 1.0):
+    def __init__(
+        self, depth: int = 3, features: int = 5000, threshold: float = 0.0, alpha: float = 1.0,
+        value_scope: str = "any",
+    ):
         if depth < 1:
             raise ValueError(f"a context graph needs at least 1 layer before the targets, got depth={depth}")
+        if value_scope not in SCOPES:
+            raise ValueError(f"value_scope must be one of {', '.join(SCOPES)}, got {value_scope!r}")
         self.depth, self.features, self.threshold, self.alpha = depth, features, threshold, alpha
+        self.value_scope = value_scope
+        self.home: list[str] = []  # a site-bound model's home sites (URLs), when training named them
         self.vectorizer = CountVectorizer(analyzer=TermAnalyzer(stem=True).terms)
         self.classifier = MultinomialNB(alpha=alpha, fit_prior=False)
         self.report: dict[str, Any] = {}
@@ -56,7 +72,7 @@ class ContextGraphModel:
         return self.depth + 1
 
     def fit(self, graph: TrainingGraph) -> ContextGraphModel:
-        layer_of = layers(graph.targets, graph.inlinks(), self.depth)
+        layer_of = layers(graph.targets, graph.within_sites(self.value_scope).inlinks(), self.depth)
         pages = [url for url in graph.text if graph.text[url].strip()]
         classes = [layer_of.get(url, self.other) for url in pages]
         in_layers = [graph.text[u] for u, c in zip(pages, classes, strict=True) if c != self.other]
@@ -97,13 +113,15 @@ class ContextGraphModel:
         meta = {
             "depth": self.depth, "features": self.features, "threshold": self.threshold, "alpha": self.alpha,
             "vocabulary": list(self.vectorizer.vocabulary), "report": self.report,
+            "value_scope": self.value_scope, "home": self.home,
         }
         save_model(path, FORMAT, meta, nb_arrays("layers", self.classifier))
 
     @classmethod
     def load(cls, path: str | Path) -> ContextGraphModel:
         meta, arrays = load_model(path, FORMAT, TRAINER)
-        model = cls(meta["depth"], meta["features"], meta["threshold"], meta["alpha"])
+        model = cls(meta["depth"], meta["features"], meta["threshold"], meta["alpha"], meta.get("value_scope", "any"))
+        model.home = list(meta.get("home", []))
         model.vectorizer = CountVectorizer(analyzer=TermAnalyzer(stem=True).terms, vocabulary=meta["vocabulary"])
         model.vectorizer.fit([])  # fixed vocabulary: nothing to learn, but sklearn wants it "fitted"
         model.classifier = nb_from_arrays("layers", arrays, model.alpha, fit_prior=False)

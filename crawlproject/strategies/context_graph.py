@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
-from crawlproject.lookahead.context_graph import ContextGraphModel
+from crawlproject.lookahead.context_graph import ContextGraphModel, Placement
+from crawlproject.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.text import TermAnalyzer
 
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.lookahead.context_graph import Placement
     from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
 
@@ -34,9 +35,10 @@ if TYPE_CHECKING:
 class ContextGraphStrategy(CrawlStrategy):
     name = "context-graph"
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel):
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel, home: HomeSites | None = None):
         super().__init__(topic, analyzer)
         self.model = model
+        self.home = home or HomeSites()
         self._last: tuple[str, Placement | None] = ("", None)  # the page just placed
 
     @classmethod
@@ -46,17 +48,30 @@ class ContextGraphStrategy(CrawlStrategy):
             model = ContextGraphModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        return cls(topic, TermAnalyzer(stem=True), model)
+        home = HomeSites(
+            "host" if model.value_scope == "host" else "domain",
+            model.home or HomeSites.named_in(crawler.settings),
+            seeds_are_home=model.value_scope != "any", crawler=crawler,
+        )
+        return cls(topic, TermAnalyzer(stem=True), model, home)
 
     def page_relevance(self, page: Page) -> float:
         """Pr(layer 0 | page); the page's layer is kept for its links."""
-        placement = self.model.place([page.text])[0]
+        placement = self._place(page)
         self._last = (page.key, placement)
         return placement.target
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         key, placement = self._last
         if key != page.key or placement is None:
-            placement = self.model.place([page.text])[0]
+            placement = self._place(page)
         confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
-        return [-placement.layer + confidence] * len(page.links)
+        at_home = -placement.layer + confidence
+        return [-self.model.other if self.home.away(link.key) else at_home for link in page.links]
+
+    def _place(self, page: Page) -> Placement:
+        if page.meta.get(keys.SEED):
+            self.home.note_seed(page.key)
+        if self.home.away(page.key):
+            return Placement(self.model.other, 0.0, 0.0)
+        return self.model.place([page.text])[0]

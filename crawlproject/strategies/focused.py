@@ -17,6 +17,11 @@ R(p) = Σ_{c ∈ good} Pr(c|p).
 * Online learning (optional, crawlproject.classify.online): every M pages the
   classifier learns from the crawl's confidently classified pages, and every
   queued URL is re-scored with its parent's new relevance.
+* A topic bound to its sites (FOCUS_HOME, crawlproject.scope.HomeSites): a
+  page away from home has R(p) = 0 and is never expanded under hard focus,
+  whatever it says, and a link that leaves home is queued at AWAY, below
+  every link at home (its page is known to be worth 0); the distiller does
+  not raise such links, nor does re-scoring after learning.
 
 Pages are classified in batches (:meth:`FocusedCrawlStrategy.classify`); the
 ``focused`` spider feeds it through a micro-batcher.
@@ -41,6 +46,7 @@ from crawlproject.classify.online import OnlineLearner
 from crawlproject.classify.taxonomy import TaxonomyError
 from crawlproject.config import SettingsError
 from crawlproject.labels import parse_categories
+from crawlproject.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.strategies.distiller import Distiller
 from crawlproject.strategies.focused_state import FocusedState
@@ -56,6 +62,9 @@ if TYPE_CHECKING:
     from crawlproject.strategies.base import Promotion, Topic
 
 logger = logging.getLogger(__name__)
+#: The score of a link that leaves a site-bound topic's home: below every
+#: link at home (soft focus: R ∈ [0, 1]; hard focus's reserve: R − 1 ∈ [−1, 0]).
+AWAY = -2.0
 
 
 
@@ -79,6 +88,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         distiller: Distiller | None = None,
         learner: OnlineLearner | None = None,
         crawler: Crawler | None = None,
+        home: HomeSites | None = None,
     ):
         super().__init__(topic, analyzer)
         self.model = model
@@ -87,6 +97,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self.distiller = distiller
         self.learner = learner
         self.crawler = crawler  # for stats and the frontier_rescore signal
+        self.home = home or HomeSites()
         self.good = model.good_nodes(topic.good)
         self._good_array = np.array(self.good)
         # c* expands under hard focus when it lies in the subtree of a good node.
@@ -112,6 +123,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
         confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
         rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO", minimum=0.0)
+        home = HomeSites("domain", HomeSites.named_in(settings))
         jobdir = job_dir(settings)
         state = FocusedState(Path(jobdir) / "focused") if jobdir else None
         try:
@@ -134,7 +146,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
-            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler)
+            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler, home)
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
         strategy.state = state
@@ -164,7 +176,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         verdicts = []
         for row, page in enumerate(pages):
             leaf = int(leaves[row])
-            verdict = Verdict(float(relevance[row]), leaf, bool(self._expands[leaf]))
+            if self.home.away(page.key):
+                verdict = Verdict(0.0, leaf, False)
+            else:
+                verdict = Verdict(float(relevance[row]), leaf, bool(self._expands[leaf]))
             self._verdicts[page.key] = verdict
             verdicts.append(verdict)
             if self.learner is not None:
@@ -191,13 +206,15 @@ class FocusedCrawlStrategy(CrawlStrategy):
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         verdict = self._verdict(page)
+        score: float | None = verdict.relevance
         if self.hard and not verdict.expand and not page.meta.get(keys.SEED):
             if self.reserve:
                 self._inc("focus/hard/reserved_pages")
-                return [verdict.relevance - 1.0] * len(page.links)
-            self._inc("focus/hard/pruned_pages")
-            return [None] * len(page.links)
-        return [verdict.relevance] * len(page.links)
+                score = verdict.relevance - 1.0
+            else:
+                self._inc("focus/hard/pruned_pages")
+                return [None] * len(page.links)
+        return [AWAY if self.home.away(link.key) else score for link in page.links]
 
     # -- periodic work: distiller and online learning ------------------------------
 
@@ -215,7 +232,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
                 {link.key: link.url for link in page.links if link.url != link.key},
             )
             if distiller.due:
-                promotions = distiller.run()
+                promotions = [p for p in distiller.run() if not self.home.away(p.key)]
                 self._inc("focus/distiller/runs")
                 self._inc("focus/distiller/promoted", len(promotions))
                 if self.state is not None:
@@ -237,13 +254,15 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if self.state is not None:
             self.state.save_learner(self.learner)  # as often as it re-scores: amortised
         relevance, leaves = self._relevance_and_leaves(probabilities)
+        away = np.array([self.home.away(url) for url in self.learner.urls], dtype=bool)
+        relevance[away] = 0.0
         if self.hard:  # a parent no longer classified good drops below the rest
-            relevance -= ~self._expands[leaves]
+            relevance -= ~self._expands[leaves] | away
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
 
         def scorer(url: str, score: float, meta: dict[str, Any] | None) -> float:
-            if not meta or keys.PROMOTED_BY in meta:
-                return score  # seeds and distiller promotions keep their rank
+            if not meta or keys.PROMOTED_BY in meta or score == AWAY:
+                return score  # seeds, distiller promotions and links off home keep their rank
             parent_relevance = new_relevance.get(meta.get(keys.PARENT, ""))
             return score if parent_relevance is None else parent_relevance
 

@@ -6,8 +6,8 @@ from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
 
 A model that counts only its home site's targets (``value_scope``, for a
-topic bound to its sites) knows its home sites (``home``) or takes the
-seeds' sites for them; a link that leads off them carries ``s:out``, and
+topic bound to its sites) knows its home sites (``home``) or takes
+FOCUS_HOME's or else the seeds' sites for them (crawlproject.scope.HomeSites); a link that leads off them carries ``s:out``, and
 online, a link that led to a page away from home learns the value 0.
 
 Links the model values alike are ranked as best-first ranks them, by the
@@ -51,6 +51,7 @@ from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
+from crawlproject.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, Promotion, RecentMemory, trained_model_path
 from crawlproject.text import TermAnalyzer, cosine
 
@@ -101,8 +102,11 @@ class LinkValueStrategy(CrawlStrategy):
         self._sibling_links = 0  # queued links held in _pages
         self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
-        self._seed_sites: set[str] = set()  # home, when the model names none
-        self._spider_seeds_read = False
+        #: home when the model names none: FOCUS_HOME, or else the seeds' sites
+        self.crawl_home = HomeSites(
+            "host" if model.value_scope == "host" else "domain",
+            HomeSites.named_in(crawler.settings) if crawler is not None else (), seeds_are_home=True, crawler=crawler,
+        )
         self.query_vector = analyzer.vector(topic.query)
 
     @classmethod
@@ -216,17 +220,8 @@ class LinkValueStrategy(CrawlStrategy):
 
     def _note_seed(self, page: Page) -> None:
         if page.meta.get(keys.SEED):
-            self._seed_sites.add(self.model.site(page.key))
+            self.crawl_home.note_seed(page.key)
 
     def _crawl_home(self) -> Collection[str]:
-        """The crawl's seeds' sites, home when the model names none
-        (:meth:`LinkValueModel.home_of`): the spider's seed list (every
-        worker of a distributed crawl has it) and any seed page this worker
-        fetched (a seed from Redis reaches one worker only — a distributed
-        crawl of a site-bound topic names its home with ``scrapy train --home``)."""
-        if not self._spider_seeds_read:
-            spider = getattr(self.crawler, "spider", None)
-            if spider is not None:
-                self._spider_seeds_read = True
-                self._seed_sites.update(self.model.sites(getattr(spider, "seed_urls", ())))
-        return self._seed_sites
+        """Home when the model names none (:meth:`LinkValueModel.home_of`)."""
+        return self.crawl_home.sites()
