@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tldextract import TLDExtract
 
 from crawlproject import config
+from crawlproject import meta as keys
 from crawlproject.urls import host_of
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from crawlproject.page import Page
 
 SCOPES = ("any", "domain", "host")
 
@@ -154,15 +157,20 @@ class HomeSites:
         self._crawler: Any = crawler  # its spider's seed list is read once, when there is a spider
 
     @classmethod
-    def named_in(cls, settings: BaseSettings) -> list[str]:
-        """FOCUS_HOME's URLs or host names (a clear error for one that
-        names no host)."""
-        named = [item.strip() for item in config.get_str(settings, "FOCUS_HOME").split(",") if item.strip()]
+    def from_settings(
+        cls, settings: BaseSettings | None, mode: str = "domain", named: Iterable[str] = (),
+        seeds_are_home: bool = False, crawler: Crawler | None = None,
+    ) -> HomeSites:
+        """The home *named* (a model's), or else FOCUS_HOME's URLs or host
+        names (a clear error for one that names no host)."""
+        named = list(named)
+        if named or settings is None:
+            return cls(mode, named, seeds_are_home, crawler)
+        setting = [item.strip() for item in config.get_str(settings, "FOCUS_HOME").split(",") if item.strip()]
         try:
-            cls("domain", named)
+            return cls(mode, setting, seeds_are_home, crawler)
         except ValueError as exc:
             raise config.SettingsError(f"FOCUS_HOME: {exc}") from None
-        return named
 
     def site(self, url: str) -> str:
         """The site of a crawled URL (or of a host name, when naming home)."""
@@ -180,10 +188,11 @@ class HomeSites:
             raise ValueError(f"{url!r} names no host: give URLs or host names, comma-separated")
         return site
 
-    def note_seed(self, url: str) -> None:
-        """A seed page arrived (a seed from Redis that no seed list holds)."""
-        if self.seeds_are_home:
-            self._seeds.add(self.site(url))
+    def note(self, page: Page) -> None:
+        """A page arrived: a seed's site is home (a seed from Redis that no
+        seed list holds)."""
+        if self.seeds_are_home and page.meta.get(keys.SEED):
+            self._seeds.add(self.site(page.key))
 
     def sites(self) -> set[str]:
         if self.named or not self.seeds_are_home:

@@ -47,16 +47,18 @@ def test_a_bad_scope_is_a_clear_error() -> None:
 
 
 def test_a_home_names_sites_and_a_bad_home_is_a_clear_error() -> None:
-    named = HomeSites.named_in(Settings({"FOCUS_HOME": " http://www.cs.utexas.edu/a , www.cs.wisc.edu:8080,"}))
-    home = HomeSites("domain", named)
+    named = Settings({"FOCUS_HOME": " http://www.cs.utexas.edu/a , www.cs.wisc.edu:8080,"})
+    home = HomeSites.from_settings(named)
     assert home.sites() == {"utexas.edu", "wisc.edu"}
     assert not home.away("http://wwwhost.cc.utexas.edu/x") and home.away("http://www.cs.cornell.edu/")
     assert not home.away("http://www.cs.wisc.edu/") and home.away("mailto:nobody")  # a crawled URL never raises
-    assert HomeSites("host", named).away("http://wwwhost.cc.utexas.edu/x")
-    assert HomeSites.named_in(Settings({})) == [] and not HomeSites("domain").away("http://anywhere.org/")
+    assert HomeSites.from_settings(named, "host").away("http://wwwhost.cc.utexas.edu/x")
+    assert HomeSites.from_settings(Settings({})).sites() == set() and not HomeSites("domain").away("http://anywhere.org/")
+    # a model's home comes before FOCUS_HOME
+    assert HomeSites.from_settings(named, "domain", ["www.cs.cornell.edu"]).sites() == {"cornell.edu"}
     for bad in ("http://", "www.cs.utexas.edu/,::::", "not a url"):
         with pytest.raises(SettingsError, match=r"FOCUS_HOME: .* names no host: give URLs or host names"):
-            HomeSites.named_in(Settings({"FOCUS_HOME": bad}))
+            HomeSites.from_settings(Settings({"FOCUS_HOME": bad}))
 
 
 def _domains(urls: list[str]) -> Counter[str]:

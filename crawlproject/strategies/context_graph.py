@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.context_graph import ContextGraphModel, Placement
@@ -48,9 +47,8 @@ class ContextGraphStrategy(CrawlStrategy):
             model = ContextGraphModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        home = HomeSites(
-            "host" if model.value_scope == "host" else "domain",
-            model.home or HomeSites.named_in(crawler.settings),
+        home = HomeSites.from_settings(
+            crawler.settings, "host" if model.value_scope == "host" else "domain", model.home,
             seeds_are_home=model.value_scope != "any", crawler=crawler,
         )
         return cls(topic, TermAnalyzer(stem=True), model, home)
@@ -70,8 +68,7 @@ class ContextGraphStrategy(CrawlStrategy):
         return [-self.model.other if self.home.away(link.key) else at_home for link in page.links]
 
     def _place(self, page: Page) -> Placement:
-        if page.meta.get(keys.SEED):
-            self.home.note_seed(page.key)
+        self.home.note(page)
         if self.home.away(page.key):
             return Placement(self.model.other, 0.0, 0.0)
         return self.model.place([page.text])[0]

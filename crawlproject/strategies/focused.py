@@ -123,7 +123,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
         confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
         rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO", minimum=0.0)
-        home = HomeSites("domain", HomeSites.named_in(settings))
+        home = HomeSites.from_settings(settings)
         jobdir = job_dir(settings)
         state = FocusedState(Path(jobdir) / "focused") if jobdir else None
         try:
@@ -254,8 +254,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if self.state is not None:
             self.state.save_learner(self.learner)  # as often as it re-scores: amortised
         relevance, leaves = self._relevance_and_leaves(probabilities)
-        away = np.array([self.home.away(url) for url in self.learner.urls], dtype=bool)
-        relevance[away] = 0.0
+        away = np.zeros(len(relevance), dtype=bool)
+        if self.home.sites():  # no home, nothing is away: no URL to look at
+            away = np.array([self.home.away(url) for url in self.learner.urls], dtype=bool)
+            relevance[away] = 0.0
         if self.hard:  # a parent no longer classified good drops below the rest
             relevance -= ~self._expands[leaves] | away
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))

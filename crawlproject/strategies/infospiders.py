@@ -170,7 +170,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
             crawler=crawler,
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0),
             context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS", minimum=0),
-            home=HomeSites("domain", HomeSites.named_in(settings)),
+            home=HomeSites.from_settings(settings),
         )
 
     # -- the page arrives --------------------------------------------------------

@@ -47,7 +47,6 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
 from crawlproject.lookahead.link_value import LinkValueModel
@@ -103,9 +102,9 @@ class LinkValueStrategy(CrawlStrategy):
         self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
         #: home when the model names none: FOCUS_HOME, or else the seeds' sites
-        self.crawl_home = HomeSites(
-            "host" if model.value_scope == "host" else "domain",
-            HomeSites.named_in(crawler.settings) if crawler is not None else (), seeds_are_home=True, crawler=crawler,
+        self.crawl_home = HomeSites.from_settings(
+            crawler.settings if crawler is not None else None, "host" if model.value_scope == "host" else "domain",
+            seeds_are_home=True, crawler=crawler,
         )
         self.query_vector = analyzer.vector(topic.query)
 
@@ -132,7 +131,7 @@ class LinkValueStrategy(CrawlStrategy):
         """Pr(target | page) by the model's page classifier: the reward. A
         page without links teaches its link here (nothing lies beyond it);
         one with links, once they are valued (:meth:`score_links`)."""
-        self._note_seed(page)
+        self.crawl_home.note(page)
         if self.analyzer.stem:  # the terms the model's classifier reads: analysed once for both
             reward = self.model.terms_probability(page.vector(self.analyzer))
         else:
@@ -142,7 +141,7 @@ class LinkValueStrategy(CrawlStrategy):
         return reward
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        self._note_seed(page)
+        self.crawl_home.note(page)
         reward = relevance if relevance is not None else self.page_relevance(page)
         good = reward > 0.5
         window = self.model.window
@@ -217,10 +216,6 @@ class LinkValueStrategy(CrawlStrategy):
     def _inc(self, stat: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.inc_value(stat, count)
-
-    def _note_seed(self, page: Page) -> None:
-        if page.meta.get(keys.SEED):
-            self.crawl_home.note_seed(page.key)
 
     def _crawl_home(self) -> Collection[str]:
         """Home when the model names none (:meth:`LinkValueModel.home_of`)."""
