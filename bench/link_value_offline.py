@@ -95,13 +95,13 @@ def main() -> int:
             continue
         path = train_lookahead_model(graph, corpus, topic, "link-value", models / f"link-value-{topic.id}.npz", args.scope)
         model = LinkValueModel.load(path)
-        home = model.sites(topic.seeds)  # where a site-bound model without home sites crawls from
+        home = model.home or model.sites(topic.seeds)  # a crawl's home: the model's, else the seeds' (HomeSites.of_model)
         value = discounted_targets(targets, test.inlinks(), model.gamma, model.horizon)
         tokens, page_scores, truth = [], [], []
         page_probability = {url: model.page_probability(text) for url, text in test.text.items()}
         for url, link in test.links_between_pages(test.links):
             page = page_probability[url]
-            tokens.append(model.features(link.anchor, link.context, link.target, page > 0.5, model.home_of(url, home)))
+            tokens.append(model.features(link.anchor, link.context, link.target, page > 0.5, model.link_home(url, home)))
             page_scores.append(page)
             truth.append(value.get(link.target, 0.0))
         truth_array = np.asarray(truth)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tldextract import TLDExtract
 
@@ -122,6 +122,13 @@ class CrawlScope:
         return f"CrawlScope({self.mode!r}, sites={sorted(self.sites)!r})"
 
 
+class SiteBoundModel(Protocol):
+    """A trained look-ahead model that may count only its home sites' targets."""
+
+    value_scope: str  # "any", "domain" or "host"
+    home: list[str]  # the home its training named (URLs or sites); [] for none
+
+
 class HomeSites:
     """The home of a topic bound to its sites — "the course pages of this
     university": the sites its targets lie on. A page elsewhere is *away*,
@@ -171,6 +178,18 @@ class HomeSites:
             return cls(mode, setting, seeds_are_home, crawler)
         except ValueError as exc:
             raise config.SettingsError(f"FOCUS_HOME: {exc}") from None
+
+    @classmethod
+    def of_model(
+        cls, model: SiteBoundModel, settings: BaseSettings | None, crawler: Crawler | None = None
+    ) -> HomeSites:
+        """The home of a crawl led by a trained model (context graph, link
+        value): the one its training named, else FOCUS_HOME, else — for a
+        model that counts only its home's targets — the seeds' sites."""
+        return cls.from_settings(
+            settings, "host" if model.value_scope == "host" else "domain", model.home,
+            seeds_are_home=model.value_scope != "any", crawler=crawler,
+        )
 
     def site(self, url: str) -> str:
         """The site of a crawled URL (or of a host name, when naming home)."""

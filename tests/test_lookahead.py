@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scrapy.settings import Settings
 from sklearn.linear_model import SGDClassifier
 
 from crawlproject import meta as keys
@@ -264,17 +265,22 @@ def test_link_values_of_a_site_bound_topic_count_their_own_sites_targets() -> No
     assert anywhere.report["links_per_bin"][0] == 4 * 4
     assert own_site.report["links_per_bin"][0] == 4 * 4 + 4
     assert own_site.report["value_scope"] == "domain"
-    home = own_site.home_of("http://new.test/", ["new.test"])
+    home = own_site.link_home("http://new.test/", ["new.test"])
     stays = own_site.features("courses", "teaching", "http://new.test/courses/", False, home)
     leaves = own_site.features("courses", "teaching", "http://other.test/courses/", False, home)
     assert leaves[-1] == "s:out" and "s:out" not in stays
     assert own_site.predict([stays])[0] > 2 * own_site.predict([leaves])[0]
     # counting every target, leaving pays
     assert anywhere.predict([leaves])[0] > 2 * own_site.predict([leaves])[0]
-    # a site-bound model's home is its own, else the crawl's; any other model's, the page's site
+    # a site-bound model's links leave the crawl's home; any other model's, the page's site
+    assert own_site.link_home("http://other.test/", ["new.test"]) == ["new.test"]
+    assert anywhere.link_home("http://other.test/", ["new.test"]) == ("other.test",)
+    # the crawl's home: the model's own, else FOCUS_HOME, else (site-bound only) the seeds'
     own_site.home = ["u0.test"]
-    assert own_site.home_of("http://other.test/", ["new.test"]) == ["u0.test"]
-    assert anywhere.home_of("http://other.test/", ["new.test"]) == ("other.test",)
+    focus_home = Settings({"FOCUS_HOME": "http://u1.test/"})
+    assert HomeSites.of_model(own_site, focus_home).sites() == {"u0.test"}
+    assert HomeSites.of_model(anywhere, focus_home).sites() == {"u1.test"}
+    assert HomeSites.of_model(anywhere, None).sites() == set() and HomeSites.of_model(own_site, None).seeds_are_home
     with pytest.raises(ValueError, match="value_scope must be one of"):
         LinkValueModel(value_scope="site")
 

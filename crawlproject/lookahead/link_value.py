@@ -265,22 +265,18 @@ class LinkValueModel:
         self, anchor: str, context: str, link_url: str, parent_good: bool, home: Collection[str]
     ) -> list[str]:
         """:func:`link_tokens` of a link to *link_url*; *home*: the sites it
-        may lead to without ``s:out`` (see :meth:`home_of`)."""
+        may lead to without ``s:out`` (see :meth:`link_home`)."""
         return link_tokens(anchor, context, link_url, parent_good, self.site(link_url) not in home)
 
-    def home_of(self, page_url: str, crawl_home: Collection[str]) -> Collection[str]:
-        """The home sites of a link on *page_url* while crawling: the page's
-        own site, as in training, for a model that counts every target; for
-        a site-bound one, its ``home`` or else *crawl_home* (the seeds')."""
+    def link_home(self, page_url: str, crawl_home: Collection[str]) -> Collection[str]:
+        """The home sites of a link on *page_url* while crawling, for its
+        ``s:out``: the page's own site, as in training, for a model that
+        counts every target; for a site-bound one, the crawl's home sites
+        (:meth:`crawlproject.scope.HomeSites.of_model`: this model's ``home``,
+        else FOCUS_HOME, else the seeds')."""
         if self.value_scope == "any":
             return (self.site(page_url),)
-        return self.home or crawl_home
-
-    def away(self, url: str, crawl_home: Collection[str]) -> bool:
-        """Whether a page at *url* is away from home, where it is worth 0:
-        never for a model that counts every target; off its home sites
-        (:meth:`home_of`) for a site-bound one."""
-        return self.value_scope != "any" and self.site(url) not in self.home_of(url, crawl_home)
+        return crawl_home
 
     def bin_of(self, values: np.ndarray) -> np.ndarray:
         """The bin of each value: 0 for none, else the first edge ≥ it."""

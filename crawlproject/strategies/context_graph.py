@@ -47,11 +47,7 @@ class ContextGraphStrategy(CrawlStrategy):
             model = ContextGraphModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        home = HomeSites.from_settings(
-            crawler.settings, "host" if model.value_scope == "host" else "domain", model.home,
-            seeds_are_home=model.value_scope != "any", crawler=crawler,
-        )
-        return cls(topic, TermAnalyzer(stem=True), model, home)
+        return cls(topic, TermAnalyzer(stem=True), model, HomeSites.of_model(model, crawler.settings, crawler))
 
     def page_relevance(self, page: Page) -> float:
         """Pr(layer 0 | page); the page's layer is kept for its links."""

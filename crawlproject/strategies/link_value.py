@@ -5,10 +5,12 @@ link scores the discounted number of targets it is predicted to lead to
 from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
 
-A model that counts only its home site's targets (``value_scope``, for a
-topic bound to its sites) knows its home sites (``home``) or takes
-FOCUS_HOME's or else the seeds' sites for them (crawlproject.scope.HomeSites); a link that leads off them carries ``s:out``, and
-online, a link that led to a page away from home learns the value 0.
+The crawl's home (crawlproject.scope.HomeSites.of_model, as the context
+graph's): the sites the model's training named (``home``), else FOCUS_HOME's,
+else — for a model that counts only its home's targets (``value_scope``, a
+topic bound to its sites) — the seeds'. A link that leads off a site-bound
+model's home carries ``s:out``, and online, a link that led to a page away
+from home learns the value 0.
 
 Links the model values alike are ranked as best-first ranks them, by the
 cosine of the topic query and the page they sit on (weighted by QUERY_TIE,
@@ -55,7 +57,7 @@ from crawlproject.strategies.base import CrawlStrategy, Promotion, RecentMemory,
 from crawlproject.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -101,11 +103,7 @@ class LinkValueStrategy(CrawlStrategy):
         self._sibling_links = 0  # queued links held in _pages
         self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
-        #: home when the model names none: FOCUS_HOME, or else the seeds' sites
-        self.crawl_home = HomeSites.from_settings(
-            crawler.settings if crawler is not None else None, "host" if model.value_scope == "host" else "domain",
-            seeds_are_home=True, crawler=crawler,
-        )
+        self.home = HomeSites.of_model(model, crawler.settings if crawler is not None else None, crawler)
         self.query_vector = analyzer.vector(topic.query)
 
     @classmethod
@@ -131,7 +129,7 @@ class LinkValueStrategy(CrawlStrategy):
         """Pr(target | page) by the model's page classifier: the reward. A
         page without links teaches its link here (nothing lies beyond it);
         one with links, once they are valued (:meth:`score_links`)."""
-        self.crawl_home.note(page)
+        self.home.note(page)
         if self.analyzer.stem:  # the terms the model's classifier reads: analysed once for both
             reward = self.model.terms_probability(page.vector(self.analyzer))
         else:
@@ -141,11 +139,11 @@ class LinkValueStrategy(CrawlStrategy):
         return reward
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        self.crawl_home.note(page)
+        self.home.note(page)
         reward = relevance if relevance is not None else self.page_relevance(page)
         good = reward > 0.5
         window = self.model.window
-        home = self.model.home_of(page.key, self._crawl_home())
+        home = self.model.link_home(page.key, self.home.sites())
         tokens = []
         for link in page.links:
             context = page.link_context(link, window)
@@ -211,12 +209,8 @@ class LinkValueStrategy(CrawlStrategy):
             self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
 
     def _away(self, url: str) -> bool:
-        return self.model.away(url, self._crawl_home())
+        return self.home.away(url)
 
     def _inc(self, stat: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
             self.crawler.stats.inc_value(stat, count)
-
-    def _crawl_home(self) -> Collection[str]:
-        """Home when the model names none (:meth:`LinkValueModel.home_of`)."""
-        return self.crawl_home.sites()
