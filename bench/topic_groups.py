@@ -8,8 +8,12 @@ Reads a finished ``bench/quality.py`` run (its eval.json and topics.jsonl,
 and its crawls' history when they are still there) and prints, per task,
 strategy and group: mean target recall and harvest rate at two budgets, and
 the median share of the crawl's status-200 pages that lie off every
-target's host. Writes nothing but to standard output unless --write names a
-BENCHMARKS.md section.
+target's host. Then, per topic, each strategy's search length to half the
+targets in both tasks beside the targets its host-disjoint training graph
+held (from the run's link-value models, when they are still there), and how
+many topics each strategy reaches half of in at most a third of
+breadth-first's pages. Writes nothing but to standard output unless --write
+names a BENCHMARKS.md section.
 
     .venv/bin/python bench/topic_groups.py --results bench/results/lookahead-webkb-per-site
 """
@@ -27,12 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import write_section  # noqa: E402
+from crawlproject.classify.model import ModelError  # noqa: E402
 from crawlproject.evaluation.evaluate import read_crawl  # noqa: E402
 from crawlproject.evaluation.models import value_scope_of  # noqa: E402
 from crawlproject.evaluation.topics import Topic, read_topics  # noqa: E402
+from crawlproject.lookahead.link_value import LinkValueModel  # noqa: E402
 from crawlproject.urls import host_of  # noqa: E402
 
 GROUPS = {"domain": "site-bound", "any": "spanning sites"}
+BASELINE = "breadth-first"
 
 
 def off_target_hosts(folder: Path, topic: Topic, budget: int) -> float | None:
@@ -91,6 +98,63 @@ def table(results: Path, budgets: tuple[int, int]) -> str:
     return "\n".join(lines)
 
 
+def training_targets(results: Path, topic_id: str) -> str:
+    """Targets in the topic's host-disjoint training graph, as its link-value
+    model's report counts them ("–" when the run kept no such model)."""
+    try:
+        report = LinkValueModel.load(results / "models" / f"link-value-{topic_id}.npz").report
+    except (ModelError, OSError):
+        return "–"
+    return str(report.get("targets", "–"))
+
+
+def per_topic_table(results: Path, budget: int) -> str:
+    """Search length to half the targets per topic, Task 1 / Task 2."""
+    evaluation = json.loads((results / "eval.json").read_text(encoding="utf-8"))
+    topics = {t.id: t for t in read_topics(results / "topics.jsonl")}
+    length: dict[tuple[str, int, str], int | None] = {}
+    for crawl in evaluation["crawls"]:
+        at = crawl["at"].get(str(budget)) or {}
+        length[crawl["topic_id"], crawl["task"], crawl["strategy"]] = at.get("search_length_50pct")
+    strategies = list(dict.fromkeys(crawl["strategy"] for crawl in evaluation["crawls"]))
+    tasks = sorted({crawl["task"] for crawl in evaluation["crawls"]})
+
+    def shown(value: int | None) -> str:
+        return "never" if value is None else str(value)
+
+    lines = [
+        f"Status-200 pages to half the topic's targets within {budget}, Task {' / Task '.join(map(str, tasks))} "
+        "(never: not within the budget); training targets: the targets of the topic's host-disjoint training "
+        "graph, the seeds among them (from the run's link-value models). Last row: topics where the strategy "
+        f"reaches half in at most ⅓ of {BASELINE}'s pages (of those {BASELINE} reaches half of).",
+        "",
+        f"| topic | group | training targets | {' | '.join(strategies)} |",
+        f"|---|---|---:|{'---:|' * len(strategies)}",
+    ]
+    for topic_id in sorted(topics, key=lambda t: (value_scope_of(topics[t]) == "any", t)):
+        cells = [" / ".join(shown(length.get((topic_id, task, s))) for task in tasks) for s in strategies]
+        lines.append(
+            f"| {topic_id} | {GROUPS[value_scope_of(topics[topic_id])]} | {training_targets(results, topic_id)} "
+            f"| {' | '.join(cells)} |"
+        )
+    counts = []
+    for strategy in strategies:
+        per_task = []
+        for task in tasks:
+            reached = fast = 0
+            for topic_id in topics:
+                base = length.get((topic_id, task, BASELINE))
+                if base is None:
+                    continue
+                reached += 1
+                value = length.get((topic_id, task, strategy))
+                fast += value is not None and 3 * value <= base
+            per_task.append(f"{fast}/{reached}")
+        counts.append(" / ".join(per_task))
+    lines.append(f"| ≤ ⅓ of {BASELINE}'s pages | | | {' | '.join(counts)} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, required=True, help="a bench/quality.py results folder")
@@ -98,7 +162,7 @@ def main() -> int:
     parser.add_argument("--write", default="", help="BENCHMARKS.md section to write the table to")
     args = parser.parse_args()
     small, large = (int(b) for b in args.budgets.split(","))
-    body = table(args.results, (small, large))
+    body = table(args.results, (small, large)) + "\n\n" + per_topic_table(args.results, large)
     print(body)
     if args.write:
         command = " ".join(["`.venv/bin/python", "bench/topic_groups.py", *sys.argv[1:]]) + "`"
