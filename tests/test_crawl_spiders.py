@@ -124,6 +124,20 @@ def test_no_crash_over_every_page_of_webkb(webkb_replay: ReplayProcess, tmp_path
     assert all(r["status"] is not None for r in result.history)
 
 
+def test_a_seeds_file_whose_path_holds_a_comma_is_read_as_a_file(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    # A topic named after its category ("php/IMAP, POP3 and NNTP") gives its
+    # crawl folder a comma; the seeds file in it was taken for a URL list.
+    folder = tmp_path / "IMAP, POP3 and NNTP"
+    folder.mkdir()
+    seeds = folder / "seeds.txt"
+    seeds.write_text("# the Texas department\nhttp://www.cs.utexas.edu/\n", encoding="utf-8")
+    result = run_crawl(
+        "breadthfirst", folder / "out", str(seeds), webkb_replay.proxy_url, QUERY, {"CLOSESPIDER_ITEMCOUNT": 3},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.history and result.history[0]["requested_url"] == "http://www.cs.utexas.edu/"
+
+
 def test_best_n_first_fetches_batch_by_batch(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     n = 16
     result = run_crawl(

@@ -316,20 +316,31 @@ class FocusedSpider(Spider):
 
 
 def parse_seeds(value: str) -> list[str]:
-    """Seeds from a file (one URL per line, ``#`` comments) or a comma list."""
+    """Seeds from a file (one URL per line, ``#`` comments) or a comma list.
+    A value naming no URL is a file, whatever its name holds (commas too).
+
+    >>> parse_seeds("http://a.test/, http://b.test/")
+    ['http://a.test/', 'http://b.test/']
+    >>> parse_seeds("x" * 5000)
+    Traceback (most recent call last):
+    ...
+    crawlproject.config.SettingsError: seeds='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is neither a file nor a comma-separated list of URLs (no such file)
+    """
+    if "://" in value:
+        return [url.strip() for url in value.split(",") if url.strip()]
     path = Path(value)
-    if "," not in value and path.is_file():
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
-        return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    if "://" not in value:
-        raise SettingsError(
-            f"seeds={value!r} is neither a file nor a comma-separated list of URLs"
-            + (" (no such file)" if "," not in value else "")
-        )
-    return [url.strip() for url in value.split(",") if url.strip()]
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long to be a file's
+        is_file = False
+    if not is_file:
+        shown = value if len(value) <= 80 else value[:30] + "…"
+        raise SettingsError(f"seeds={shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def _finite(score: Any) -> float | None:
