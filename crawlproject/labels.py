@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crawlproject.urls import canonicalize
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 class LabelsError(ValueError):
@@ -38,13 +42,39 @@ def load_labels(path: str | Path) -> dict[str, str]:
     return labels
 
 
-def parse_categories(value: str) -> tuple[str, ...]:
-    """Comma-separated category paths, normalised.
+def parse_categories(value: str, known: Iterable[str] = ()) -> tuple[str, ...]:
+    """Comma-separated category paths, normalised. A category whose name
+    holds a comma ("php/IMAP, POP3 and NNTP") stays whole when *known* (the
+    categories that label pages) holds it or a category below it.
 
     >>> parse_categories(" course, faculty/cornell/ ")
     ('course', 'faculty/cornell')
+    >>> parse_categories("php/IMAP, POP3 and NNTP,php/Arrays", ["php/IMAP, POP3 and NNTP", "php/Arrays"])
+    ('php/IMAP, POP3 and NNTP', 'php/Arrays')
     """
-    return tuple(c.strip().strip("/") for c in value.split(",") if c.strip().strip("/"))
+    named = {path for category in known for path in _self_and_ancestors(category)}
+    pieces = value.split(",")
+    categories = []
+    start = 0
+    while start < len(pieces):
+        end = start + 1  # the longest run of pieces that names a known category whole
+        for stop in range(len(pieces), start + 1, -1):
+            if _normalised(",".join(pieces[start:stop])) in named:
+                end = stop
+                break
+        if category := _normalised(",".join(pieces[start:end])):
+            categories.append(category)
+        start = end
+    return tuple(categories)
+
+
+def _normalised(category: str) -> str:
+    return category.strip().strip("/")
+
+
+def _self_and_ancestors(category: str) -> list[str]:
+    parts = category.split("/")
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
 def is_relevant(category: str | None, relevant: tuple[str, ...]) -> bool:

@@ -138,6 +138,25 @@ def test_a_seeds_file_whose_path_holds_a_comma_is_read_as_a_file(webkb_replay: R
     assert result.history and result.history[0]["requested_url"] == "http://www.cs.utexas.edu/"
 
 
+def test_a_category_whose_name_holds_a_comma_is_one_relevant_category(
+    webkb_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    # phpdoc's "php/IMAP, POP3 and NNTP": FOCUS_RELEVANT was split at the comma
+    # into two categories that label nothing, and the crawl refused to start.
+    category = "teaching/course, lab and seminar pages"
+    labels = tmp_path / "labels.tsv"
+    with WEBKB_LABELS.open(encoding="utf-8") as source, labels.open("w", encoding="utf-8") as renamed:
+        for line in source:
+            url, label = line.rstrip("\n").split("\t")
+            renamed.write(f"{url}\t{category if label.startswith('course') else label}\n")
+    result = run_crawl(
+        "oracle", tmp_path / "out", ["http://www.cs.washington.edu/"], webkb_replay.proxy_url, None,
+        {"FOCUS_LABELS": str(labels), "FOCUS_RELEVANT": category, "FOCUS_OK_PAGECOUNT": 60, "CONCURRENT_REQUESTS": 1},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.summary["relevant_pages"] >= 10, result.summary
+
+
 def test_best_n_first_fetches_batch_by_batch(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     n = 16
     result = run_crawl(

@@ -131,12 +131,16 @@ class Command(ProjectCommand):
         )
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:
-        from crawlproject.labels import LabelsError, parse_categories
+        from crawlproject.labels import LabelsError, load_labels, parse_categories
         from crawlproject.lookahead.context_graph import ContextGraphModel
         from crawlproject.lookahead.link_value import LinkValueModel
         from crawlproject.lookahead.training import training_graph, training_graph_from_index
 
-        good = parse_categories(opts.good)
+        try:  # the labels' categories keep a --good category whole when its name holds a comma
+            categories = set(load_labels(opts.labels).values()) if opts.good and "," in opts.good else set()
+        except LabelsError as exc:
+            raise ValueError(str(exc)) from None
+        good = parse_categories(opts.good, categories)
         if not good:
             raise UsageError(f"--kind {opts.kind} needs --good CATEGORY[,CATEGORY…]: the pages to look ahead to")
         if opts.index and opts.kind != "context-graph":

@@ -77,18 +77,19 @@ class CrawlProgress:
         settings = crawler.settings
         interval = settings.getfloat("LOGSTATS_INTERVAL")
         labels_path = config.get_str(settings, "FOCUS_LABELS")
-        relevant = parse_categories(config.get_str(settings, "FOCUS_RELEVANT"))
-        if labels_path and not relevant:
-            raise SettingsError(
-                "FOCUS_LABELS is set but FOCUS_RELEVANT names no category: "
-                "set it to the relevant category paths, e.g. FOCUS_RELEVANT=course"
-            )
         labels = None
         if labels_path:
             try:
                 labels = load_labels(labels_path)
             except LabelsError as exc:
                 raise SettingsError(f"FOCUS_LABELS: {exc}") from None
+        relevant = parse_categories(config.get_str(settings, "FOCUS_RELEVANT"), set((labels or {}).values()))
+        if labels_path and not relevant:
+            raise SettingsError(
+                "FOCUS_LABELS is set but FOCUS_RELEVANT names no category: "
+                "set it to the relevant category paths, e.g. FOCUS_RELEVANT=course"
+            )
+        if labels is not None:
             _check_categories(relevant, labels, labels_path)
         budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"),
                      settings.getint("FOCUS_OK_PAGECOUNT"))

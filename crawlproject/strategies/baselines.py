@@ -54,13 +54,13 @@ class RandomStrategy(CrawlStrategy):
 
 def _relevant_from_settings(crawler: Crawler, strategy: str) -> tuple[dict[str, str], tuple[str, ...]]:
     labels_path = config.get_str(crawler.settings, "FOCUS_LABELS")
-    relevant = parse_categories(config.get_str(crawler.settings, "FOCUS_RELEVANT"))
-    if not labels_path or not relevant:
+    if not labels_path or not config.get_str(crawler.settings, "FOCUS_RELEVANT").strip(" ,/"):
         raise SettingsError(
             f"the {strategy} knows the labels: set FOCUS_LABELS (url<TAB>category file) "
             "and FOCUS_RELEVANT (relevant categories)"
         )
-    return load_labels(labels_path), relevant
+    labels = load_labels(labels_path)
+    return labels, parse_categories(config.get_str(crawler.settings, "FOCUS_RELEVANT"), set(labels.values()))
 
 
 class OneStepOracleStrategy(CrawlStrategy):
