@@ -45,24 +45,27 @@ def load_labels(path: str | Path) -> dict[str, str]:
 def parse_categories(value: str, known: Iterable[str] = ()) -> tuple[str, ...]:
     """Comma-separated category paths, normalised. A category whose name
     holds a comma ("php/IMAP, POP3 and NNTP") stays whole when *known* (the
-    categories that label pages) holds it or a category below it.
+    categories that label pages, or a taxonomy's) holds it or a category
+    below it; the spaces around its commas need not match.
 
     >>> parse_categories(" course, faculty/cornell/ ")
     ('course', 'faculty/cornell')
     >>> parse_categories("php/IMAP, POP3 and NNTP,php/Arrays", ["php/IMAP, POP3 and NNTP", "php/Arrays"])
     ('php/IMAP, POP3 and NNTP', 'php/Arrays')
+    >>> parse_categories("php/IMAP,POP3 and NNTP", ["php/IMAP, POP3 and NNTP/imap_open"])
+    ('php/IMAP, POP3 and NNTP',)
     """
-    named = {path for category in known for path in _self_and_ancestors(category)}
+    named = {_comma_key(path): path for category in known for path in _self_and_ancestors(category)}
     pieces = value.split(",")
     categories = []
     start = 0
     while start < len(pieces):
-        end = start + 1  # the longest run of pieces that names a known category whole
-        for stop in range(len(pieces), start + 1, -1):
-            if _normalised(",".join(pieces[start:stop])) in named:
-                end = stop
+        end, category = start + 1, _normalised(pieces[start])
+        for stop in range(len(pieces), start + 1, -1):  # the longest run of pieces that names a known category
+            if (whole := named.get(_comma_key(",".join(pieces[start:stop])))) is not None:
+                end, category = stop, whole
                 break
-        if category := _normalised(",".join(pieces[start:end])):
+        if category:
             categories.append(category)
         start = end
     return tuple(categories)
@@ -72,8 +75,12 @@ def _normalised(category: str) -> str:
     return category.strip().strip("/")
 
 
+def _comma_key(category: str) -> str:
+    return ",".join(part.strip() for part in _normalised(category).split(","))
+
+
 def _self_and_ancestors(category: str) -> list[str]:
-    parts = category.split("/")
+    parts = _normalised(category).split("/")
     return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 

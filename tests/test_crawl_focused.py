@@ -196,3 +196,30 @@ def test_a_failing_classifier_is_counted_and_loses_no_page(tmp_path: Path, webkb
     assert all(r["relevance"] == 0.0 for r in ok)  # recorded, with relevance 0
     assert result.summary["focused"]["classify/errors"] >= len(ok)
     assert result.log.count("further failures are counted in focus/classify/errors") == 1
+
+
+def test_a_good_category_whose_name_holds_a_comma_is_one_category(tmp_path: Path, webkb_replay: Any) -> None:
+    # -a good= is a comma list: "teaching/course, lab and seminar pages" was
+    # split into two categories the model does not know, and the crawl refused.
+    category = "teaching/course, lab and seminar pages"
+    lines = WEBKB_LABELS.read_text(encoding="utf-8").splitlines()[::12]  # a small model is enough
+    labels = tmp_path / "labels.tsv"
+    labels.write_text(
+        "".join(f"{url}\t{category if label.startswith('course') else label}\n" for url, label in (
+            line.split("\t") for line in lines
+        )),
+        encoding="utf-8",
+    )
+    model = tmp_path / "model.npz"
+    completed = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "train", "--labels", str(labels), "--warc", str(WEBKB_WARC), "-o", str(model)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    result = run_crawl(
+        "focused", tmp_path / "crawl", ["http://www.cs.washington.edu/"], webkb_replay.proxy_url,
+        settings={"CLOSESPIDER_ITEMCOUNT": 20, "FOCUS_LABELS": labels, "FOCUS_RELEVANT": category},
+        extra_args=["-a", f"model={model}", "-a", f"good={category}"],
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.history) >= 20

@@ -143,6 +143,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
             ]
             if resumed:
                 logger.info("Resuming the focused crawler with %s (%s)", ", ".join(resumed), state.folder)
+        good = parse_categories(",".join(good), model.taxonomy.paths)  # a name with a comma, split, made whole
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
