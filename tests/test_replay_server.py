@@ -89,3 +89,28 @@ def test_scrapy_replay_command_serves_until_stopped() -> None:
     finally:
         process.terminate()
         process.communicate(timeout=20)  # also closes the pipes
+
+
+def test_https_pages_replay_under_their_own_urls(tmp_path: Path) -> None:
+    # A WARC of today's web is https; the replay answered CONNECT with 501,
+    # so every https page was a failed fetch.
+    from tests.conftest import run_crawl
+
+    warc = write_warc(tmp_path / "secure.warc.gz", [
+        ("https://secure.test/", 200, [("Content-Type", "text/html")],
+         html('<a href="/a.html">a</a> <a href="https://secure.test:8443/b.html">b</a> '
+              '<a href="http://plain.test/">plain</a> <a href="https://gone.test/">gone</a>')),
+        ("https://secure.test/a.html", 200, [("Content-Type", "text/html")], html("page a")),
+        ("https://secure.test:8443/b.html", 200, [("Content-Type", "text/html")], html("page b")),
+        ("http://plain.test/", 200, [("Content-Type", "text/html")], html("plain page")),
+    ])
+    result = run_crawl(
+        "breadthfirst", tmp_path / "crawl", ["https://secure.test/"], None, None, {"FOCUS_REPLAY_WARC": str(warc)},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    status = {row["url"]: row["status"] for row in result.history}
+    assert status == {
+        "https://secure.test/": 200, "https://secure.test/a.html": 200, "https://secure.test:8443/b.html": 200,
+        "http://plain.test/": 200, "https://gone.test/": 404,
+    }, status
+    assert " ERROR: " not in result.log

@@ -9,6 +9,13 @@ requests with a ``Host`` header work too, so a browser or curl can look at
 a page; a rules file of faults (crawlproject.replay.faults) makes chosen URLs
 misbehave.
 
+https: a client asks a proxy for an https URL with ``CONNECT host:443``. The
+replay is the far end itself: it answers 200, speaks TLS on that connection
+with a certificate of its own (made once per server, for no host in
+particular: Scrapy does not verify certificates; curl needs ``-k``), and
+answers the requests inside as ``https://host/path`` from the archive, so a
+WARC of today's web replays under its real URLs too.
+
 A web that changes: with a clock (``--as-of``), each URL is answered by its
 version live at that time (crawlproject.replay.archive), and the clock can
 be moved while serving — ``POST /_replay/clock?t=2021-03-01T00:00:00Z`` to the
@@ -21,6 +28,7 @@ and HEAD of a 200 → ``304 Not Modified`` without a body.
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import time
@@ -30,6 +38,7 @@ from typing import IO, TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from twisted.internet import reactor, task
+from twisted.internet.ssl import CertificateOptions
 from twisted.web import http
 
 from crawlproject.replay.archive import WarcArchive, format_time, parse_time
@@ -93,7 +102,7 @@ class ReplayRequest(http.Request):
         self.arrived = time.time()  # the access log's time: when the request reached the "host"
         factory: ReplayFactory = self.channel.factory  # type: ignore[union-attr]
         if self.method == b"CONNECT":
-            self._send(factory, 501, "Not Implemented", [], b"https is not replayed")
+            self._tunnel(factory)
             return
         if self.uri.startswith(CONTROL_PATH.encode()):
             self._control(factory)
@@ -108,8 +117,30 @@ class ReplayRequest(http.Request):
         uri = self.uri.decode("latin-1")
         if uri.startswith(("http://", "https://")):
             return uri
+        origin = self._channel().tunnel_origin  # inside a CONNECT tunnel: https
+        if origin is not None:
+            return origin + uri
         host = (self.getHeader("host") or "localhost").lower()
         return f"http://{host}{uri}"
+
+    def _tunnel(self, factory: ReplayFactory) -> None:
+        """``CONNECT host:port``: answer 200, then speak TLS on this connection;
+        the requests that follow are the https URLs of that host."""
+        authority = self.uri.decode("latin-1").lower()
+        host, _, port = authority.rpartition(":")
+        if not host or not port.isdigit():
+            self._send(factory, 400, "Bad Request", [("Content-Type", "text/plain")], b"CONNECT host:port", authority)
+            return
+        channel = self._channel()
+        channel.tunnel_origin = "https://" + (host if port == "443" else authority)
+        self.setResponseCode(200, b"Connection established")
+        self.setHeader(b"Content-Length", b"0")  # no chunked framing: nothing may follow the headers in the clear
+        self.finish()
+        channel.transport.startTLS(factory.tls_options())  # type: ignore[union-attr]
+
+    def _channel(self) -> ReplayChannel:
+        assert isinstance(self.channel, ReplayChannel)  # noqa: S101 (ReplayFactory builds only these)
+        return self.channel
 
     def _answer(self, factory: ReplayFactory, url: str, faults: bool = True) -> None:
         if self.channel is None:  # the client went away during the latency
@@ -263,8 +294,13 @@ class ReplayRequest(http.Request):
         factory.log_access(self.arrived, self.method, url, status)
 
 
+class ReplayChannel(http.HTTPChannel):
+    #: "https://host[:port]" once a CONNECT made this connection a tunnel to that origin
+    tunnel_origin: str | None = None
+
+
 class ReplayFactory(http.HTTPFactory):
-    protocol = http.HTTPChannel  # type: ignore[assignment]
+    protocol = ReplayChannel  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -284,6 +320,14 @@ class ReplayFactory(http.HTTPFactory):
         self.latency = latency_ms / 1000.0
         self.access_log = access_log
         self.served = 0
+        self._tls: CertificateOptions | None = None
+
+    def tls_options(self) -> CertificateOptions:
+        """The server side of a CONNECT tunnel: a self-signed certificate,
+        made on the first https request."""
+        if self._tls is None:
+            self._tls = _self_signed_tls()
+        return self._tls
 
     def buildProtocol(self, addr):  # type: ignore[no-untyped-def]
         channel = super().buildProtocol(addr)
@@ -305,6 +349,28 @@ def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") 
     listening = reactor.listenTCP(port, factory, interface=interface)  # type: ignore
     bound: int = listening.getHost().port  # type: ignore
     return bound
+
+
+def _self_signed_tls() -> CertificateOptions:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    from OpenSSL import crypto
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "crawlproject replay")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=365))
+        .sign(key, hashes.SHA256())
+    )
+    return CertificateOptions(
+        privateKey=crypto.PKey.from_cryptography_key(key), certificate=crypto.X509.from_cryptography(certificate)
+    )
 
 
 def _weak(tag: str) -> str:
