@@ -153,3 +153,66 @@ def test_a_crawl_as_of_a_date_fetches_that_dates_versions(versions: Any, tmp_pat
         assert hashlib.sha1(body).hexdigest() == live["body_sha1"], page["url"]  # noqa: S324
         checked += 1
     assert checked >= 100
+
+
+def test_revisit_records_replay_with_the_payload_they_repeat(tmp_path: Path) -> None:
+    # A deduplicating crawler (Heritrix, wget --warc-dedup) writes "revisit"
+    # records without a body; the replay indexed only responses, so such a
+    # capture was a 404, or an older version as of its date.
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from crawlproject.replay.archive import WarcArchive
+
+    body = b"<html><body>the schedule</body></html>"
+    path = tmp_path / "dedup.warc.gz"
+    with path.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+
+        def http(status: str, date: str) -> StatusAndHeaders:
+            return StatusAndHeaders(status, [("Content-Type", "text/html"), ("Date", date)], protocol="HTTP/1.1")
+
+        first = writer.create_warc_record(
+            "http://a.test/", "response", payload=BytesIO(body), length=len(body),
+            http_headers=http("200 OK", "Mon, 01 Mar 2021 00:00:00 GMT"),
+            warc_headers_dict={"WARC-Date": "2021-03-01T00:00:00Z"},
+        )
+        writer.write_record(first)
+        digest = first.rec_headers.get_header("WARC-Payload-Digest")
+        for uri, status, date in (
+            ("http://a.test/", "200 OK", "2021-03-08T00:00:00Z"),  # fetched again: same payload
+            ("http://mirror.test/", "200 OK", "2021-03-08T00:00:00Z"),  # another URL, same payload
+            ("http://b.test/", "304 Not Modified", "2021-03-08T00:00:00Z"),  # "not modified", by URL and date
+        ):
+            refers = "http://b.test/" if uri == "http://b.test/" else "http://a.test/"
+            if uri == "http://b.test/":
+                older = writer.create_warc_record(
+                    refers, "response", payload=BytesIO(b"b page"), length=6,
+                    http_headers=http("200 OK", "Mon, 01 Mar 2021 00:00:00 GMT"),
+                    warc_headers_dict={"WARC-Date": "2021-03-01T00:00:00Z"},
+                )
+                writer.write_record(older)
+            writer.write_record(writer.create_revisit_record(
+                uri, "sha1:NOTTHEDIGEST" if uri == "http://b.test/" else digest, refers, "2021-03-01T00:00:00Z",
+                http_headers=http(status, "Mon, 08 Mar 2021 00:00:00 GMT"), warc_headers_dict={"WARC-Date": date},
+            ))
+        writer.write_record(writer.create_revisit_record(  # its original is in another WARC
+            "http://elsewhere.test/", "sha1:MISSING", "http://elsewhere.test/", "2020-01-01T00:00:00Z",
+            warc_headers_dict={"WARC-Date": "2021-03-08T00:00:00Z"},
+        ))
+    archive = WarcArchive(path)
+    later = parse_time("2021-03-09")
+    again = archive.lookup("http://a.test/", as_of=later)
+    assert again is not None and again.body == body and ("Date", "Mon, 08 Mar 2021 00:00:00 GMT") in again.headers
+    mirror = archive.lookup("http://mirror.test/")
+    assert mirror is not None and mirror.status == 200 and mirror.body == body
+    unchanged = archive.lookup("http://b.test/", as_of=later)
+    assert unchanged is not None and (unchanged.status, unchanged.body) == (200, b"b page")
+    assert archive.lookup("http://elsewhere.test/") is None and archive.unresolved_revisits == 1
+    archive.close()
+    with ReplayProcess(path) as replay:  # and served so, through the proxy
+        proxy = urllib.request.ProxyHandler({"http": replay.proxy_url})
+        with urllib.request.build_opener(proxy).open("http://mirror.test/", timeout=10) as answer:
+            assert answer.status == 200 and answer.read() == body

@@ -10,6 +10,15 @@ per version, dated by ``WARC-Date``). Looked up plainly, the first record
 wins, as in a wayback replay of one capture; looked up *as of* a time t, the
 URL's latest record dated ≤ t answers — none (before the page existed) is
 a miss, and a 404 record (the page was deleted) is served as the 404 it is.
+
+A ``revisit`` record (a crawler that deduplicates: Heritrix, wget
+``--warc-dedup``, Browsertrix) stores no body: it says the page was fetched
+again with the payload of an earlier response. It answers as its own
+capture with that response's body — found by the payload digest, else by
+``WARC-Refers-To-Target-URI`` and ``-Date`` — and with its own HTTP status
+and headers, unless it records a ``304`` (the server said "not modified"):
+then the earlier response's. A revisit whose earlier response is not in the
+WARC is skipped (counted in :attr:`WarcArchive.unresolved_revisits`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from crawlproject.urls import canonicalize
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+    from warcio.statusandheaders import StatusAndHeaders
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +126,9 @@ class WarcArchive:
         # URL (as archived, and canonical) → its records' (WARC-Date, offset), oldest first.
         self._versions: dict[str, list[tuple[float, int]]] = {}
         self._canonical_versions: dict[str, list[tuple[float, int]]] = {}
+        self._by_digest: dict[str, int] = {}  # payload digest → its first response's offset
+        self._by_capture: dict[tuple[str, str], int] = {}  # (URL, WARC-Date) → a response's offset
+        self.unresolved_revisits = 0
         self.first_date = self.last_date = 0.0
         check_warc(self.path)
         try:
@@ -130,24 +144,55 @@ class WarcArchive:
     def _build_index(self) -> None:
         iterator = ArchiveIterator(self._file)
         dates = []
+        revisits = []
         for record in iterator:
-            if record.rec_type != "response":
+            if record.rec_type not in ("response", "revisit"):
                 continue
             url = record.rec_headers.get_header("WARC-Target-URI")
             if not url:
                 continue
             offset = iterator.get_record_offset()
+            if record.rec_type == "revisit":
+                revisits.append((record.rec_headers, url, offset))
+                continue
+            if digest := record.rec_headers.get_header("WARC-Payload-Digest"):
+                self._by_digest.setdefault(digest, offset)
+            self._by_capture.setdefault((url, record.rec_headers.get_header("WARC-Date") or ""), offset)
             date = _record_date(record.rec_headers.get_header("WARC-Date"))
+            self._add(url, date, offset)
             dates.append(date)
-            self._versions.setdefault(url, []).append((date, offset))
-            self._canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
+        for warc_headers, url, offset in revisits:  # after every response: the one repeated may come later in the file
+            if self._original(warc_headers) is None:
+                self.unresolved_revisits += 1
+                continue
+            date = _record_date(warc_headers.get_header("WARC-Date"))
+            self._add(url, date, offset)
+            dates.append(date)
         for versions in (*self._versions.values(), *self._canonical_versions.values()):
             if len(versions) > 1:
-                versions.sort(key=lambda version: version[0])  # stable: archive order among equal dates
+                versions.sort()  # by date, then archive order
         if dates:
             self.first_date, self.last_date = min(dates), max(dates)
         self.dated = any(len(versions) > 1 for versions in self._versions.values())
         logger.info("Indexed %d responses in %s", len(self._versions), self.path)
+        if self.unresolved_revisits:
+            logger.warning(
+                "%d revisit records of %s refer to a response the WARC does not hold: skipped",
+                self.unresolved_revisits, self.path,
+            )
+
+    def _add(self, url: str, date: float, offset: int) -> None:
+        self._versions.setdefault(url, []).append((date, offset))
+        self._canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
+
+    def _original(self, headers: StatusAndHeaders) -> int | None:
+        """The offset of the response whose payload a revisit record (its
+        WARC *headers*) repeats."""
+        digest = headers.get_header("WARC-Payload-Digest")
+        if digest and digest in self._by_digest:
+            return self._by_digest[digest]
+        target = headers.get_header("WARC-Refers-To-Target-URI")
+        return self._by_capture.get((target, headers.get_header("WARC-Refers-To-Date") or "")) if target else None
 
     def __len__(self) -> int:
         return len(self._versions)
@@ -170,24 +215,33 @@ class WarcArchive:
     def _read(self, offset: int) -> ArchivedResponse:
         self._file.seek(offset)
         record = next(iter(ArchiveIterator(self._file)))
-        http = record.http_headers
-        status_line = (http.statusline if http else "") or ""
-        status_code, _, reason = status_line.partition(" ")
-        headers = [
-            (name, value)
-            for name, value in (http.headers if http else [])
-            if name.lower() not in _DROPPED_HEADERS
-        ]
-        return ArchivedResponse(
-            url=record.rec_headers.get_header("WARC-Target-URI"),
-            status=int(status_code) if status_code.isdigit() else 200,
-            reason=reason or "OK",
-            headers=headers,
-            body=record.content_stream().read(),
-        )
+        url = record.rec_headers.get_header("WARC-Target-URI")
+        if record.rec_type != "revisit":
+            return _response(url, record.http_headers, record.content_stream().read())
+        original_offset = self._original(record.rec_headers)
+        assert original_offset is not None  # noqa: S101 (indexed only when resolved)
+        revisit_http = record.http_headers
+        self._file.seek(original_offset)
+        original = next(iter(ArchiveIterator(self._file)))
+        own = revisit_http is not None and bool(revisit_http.statusline) and not revisit_http.statusline.startswith("304")
+        return _response(url, revisit_http if own else original.http_headers, original.content_stream().read())
 
     def close(self) -> None:
         self._file.close()
+
+
+def _response(url: str, http: StatusAndHeaders | None, body: bytes) -> ArchivedResponse:
+    status_line = (http.statusline if http else "") or ""
+    status_code, _, reason = status_line.partition(" ")
+    headers = [
+        (name, value)
+        for name, value in (http.headers if http else [])
+        if name.lower() not in _DROPPED_HEADERS
+    ]
+    return ArchivedResponse(
+        url=url, status=int(status_code) if status_code.isdigit() else 200, reason=reason or "OK",
+        headers=headers, body=body,
+    )
 
 
 def _record_date(value: str | None) -> float:
