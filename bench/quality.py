@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import write_section  # noqa: E402
 from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
-from crawlproject.evaluation.models import train_lookahead_model, train_topic_model  # noqa: E402
+from crawlproject.evaluation.models import PROTOCOLS, train_lookahead_model, train_topic_model  # noqa: E402
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
 from crawlproject.evaluation.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job  # noqa: E402
 from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics  # noqa: E402
@@ -39,6 +39,11 @@ SCOPE_TEXT = {
     "domain": "crawls kept to the seeds' registered domains (FOCUS_SCOPE=domain: Rennie & McCallum's "
     "per-site spidering; a target on another domain is a miss for every strategy); ",
     "host": "crawls kept to the seeds' hosts (FOCUS_SCOPE=host); ",
+}
+PROTOCOL_TEXT = {
+    "host-disjoint": "trained per topic without the topic's hosts (host-disjoint).",
+    "label-disjoint": "trained per topic on every page and link of the corpus but without the labels of the "
+    "topic's relevant pages other than its seeds; the good category is the topic's own (label-disjoint).",
 }
 
 
@@ -58,10 +63,12 @@ def sample_topics(topics: list[Topic], count: int, seed: int) -> list[Topic]:
 
 
 def train_models(
-    corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path, scope: str = "any"
+    corpus: Corpus, topics: list[Topic], folder: Path, strategies: set[str], warc: Path, scope: str = "any",
+    protocol: str = "host-disjoint",
 ) -> dict[tuple[str, str], tuple[Path, str]]:
-    """The models each strategy needs, one per topic, host-disjoint
-    (crawlproject.evaluation.models): (strategy, topic id) → (file, good)."""
+    """The models each strategy needs, one per topic, kept from the topic's
+    answers by *protocol* (crawlproject.evaluation.models): (strategy, topic
+    id) → (file, good)."""
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     models: dict[tuple[str, str], tuple[Path, str]] = {}
@@ -69,12 +76,12 @@ def train_models(
     for strategy in sorted(strategies & NEEDS_MODEL):
         for t in topics:
             if strategy == "focused":
-                models[(strategy, t.id)] = train_topic_model(corpus, t, folder / f"{t.id}.npz")
+                models[(strategy, t.id)] = train_topic_model(corpus, t, folder / f"{t.id}.npz", protocol=protocol)
                 continue
             if graph is None:
                 graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")
                 graph.labels = corpus.labels
-            path = train_lookahead_model(graph, corpus, t, strategy, folder / f"{strategy}-{t.id}.npz", scope)
+            path = train_lookahead_model(graph, corpus, t, strategy, folder / f"{strategy}-{t.id}.npz", scope, protocol)
             models[(strategy, t.id)] = (path, "")
     print(f"  {len(models)} topic models in {folder} ({time.monotonic() - started:.0f}s)", flush=True)
     return models
@@ -112,6 +119,11 @@ def main() -> int:
         "--train-scope", choices=SCOPES, default=None,
         help="the links look-ahead models learn from: all, or those inside a domain / host (default: --scope)",
     )
+    parser.add_argument(
+        "--protocol", choices=PROTOCOLS, default="host-disjoint",
+        help="how learning strategies' models are kept from a topic's answers: no page of its hosts but the seeds, "
+        "or every page but no label of its relevant pages but the seeds' (a corpus of one site)",
+    )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
@@ -146,7 +158,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_topics(topics, out / "topics.jsonl")
     models = train_models(
-        corpus, topics, out / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope
+        corpus, topics, out / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope,
+        args.protocol,
     )
     jobs = [
         CrawlJob(
@@ -190,6 +203,8 @@ def main() -> int:
         images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
         strategies_arg = f" --axis {args.axis} --query {args.query}" + (
             f" --scope {args.scope}" if args.scope != "any" else ""
+        ) + (f" --train-scope {args.train_scope}" if args.train_scope else "") + (
+            f" --protocol {args.protocol}" if args.protocol != "host-disjoint" else ""
         ) + f" --strategies '{args.strategies}'" + (
             f" --name {section}" if args.name else ""
         )
@@ -209,7 +224,7 @@ def main() -> int:
             + SCOPE_TEXT[args.scope] +
             "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
             "raw → after Holm's correction over all tests of a table; models (where a strategy learns) "
-            "trained per topic without the topic's hosts (host-disjoint).\n\n"
+            + PROTOCOL_TEXT[args.protocol] + "\n\n"
             f"{tables}\n{images}\n",
         )
     return 0

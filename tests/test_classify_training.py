@@ -83,6 +83,33 @@ def test_topic_models_never_see_the_topics_hosts_except_its_seeds() -> None:
     assert good_category(topic_training_examples(corpus, whole), whole) == "course"
 
 
+def test_label_disjoint_models_see_every_page_but_no_label_of_the_topic_but_its_seeds() -> None:
+    from crawlproject.evaluation.models import topic_training_graph
+    from crawlproject.lookahead.training import LinkRecord, TrainingGraph
+
+    corpus = Corpus(labels={
+        "http://u1.edu/c1": "course/u1", "http://u1.edu/c2": "course/u1", "http://u1.edu/f": "faculty/u1",
+        "http://u2.edu/c": "course/u2",
+    })
+    corpus.text = {url: f"text of {url}" for url in corpus.labels}
+    topic = Topic("course-u1", "course/u1", ["course", "u1"], ["http://u1.edu/c1"], [], ["http://u1.edu/c2"], 2)
+    examples = topic_training_examples(corpus, topic, protocol="label-disjoint")
+    # the target c2 is no example; the seed and the topic's host's other pages are
+    assert examples.urls == ["http://u1.edu/c1", "http://u1.edu/f", "http://u2.edu/c"]
+    assert good_category(examples, topic, "label-disjoint") == "course/u1"  # known from its seed
+    graph = TrainingGraph(
+        text=dict(corpus.text), labels=dict(corpus.labels),
+        links={"http://u1.edu/f": [LinkRecord("http://u1.edu/c1", "c1", ""), LinkRecord("http://u1.edu/c2", "c2", "")]},
+    )
+    training = topic_training_graph(graph, corpus, topic, protocol="label-disjoint")
+    assert set(training.text) == set(corpus.text) and training.links == graph.links
+    assert training.targets == {"http://u1.edu/c1"} and "http://u1.edu/c2" not in training.labels
+    host_disjoint = topic_training_graph(graph, corpus, topic)
+    assert set(host_disjoint.text) == {"http://u1.edu/c1", "http://u2.edu/c"}
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        topic_training_examples(corpus, topic, protocol="peeking")
+
+
 # -- micro-batching -----------------------------------------------------------------
 
 def test_batcher_classifies_a_full_batch_at_once() -> None:

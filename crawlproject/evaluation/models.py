@@ -20,6 +20,7 @@ but its seeds, and no ancestor with pages, keeps its category.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,9 +33,20 @@ from crawlproject.scope import site_of
 from crawlproject.urls import host_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from crawlproject.evaluation.corpus import Corpus
     from crawlproject.evaluation.topics import Topic
     from crawlproject.lookahead.training import TrainingGraph
+
+
+#: How a topic's models are kept from its answers: ``host-disjoint`` (above);
+#: ``label-disjoint`` — they see every page and link of the corpus but no
+#: label of the topic's relevant pages except its seeds', and the good
+#: category is the topic's own, known from the seeds alone (the user's
+#: examples, and the link graph of an earlier crawl of the web). For a corpus
+#: of one site, where host-disjoint training would leave nothing but the seeds.
+PROTOCOLS = ("host-disjoint", "label-disjoint")
 
 
 def held_out_hosts(corpus: Corpus, topic: Topic) -> set[str]:
@@ -42,18 +54,39 @@ def held_out_hosts(corpus: Corpus, topic: Topic) -> set[str]:
     return {host_of(url) for url in relevant_set(topic, corpus)}
 
 
-def topic_training_examples(corpus: Corpus, topic: Topic, held_out: set[str] | None = None) -> Examples:
-    held_out = held_out_hosts(corpus, topic) if held_out is None else held_out
-    seeds = set(topic.seeds)
+def hidden_labels(corpus: Corpus, topic: Topic) -> set[str]:
+    """The pages whose labels a label-disjoint model never sees."""
+    return relevant_set(topic, corpus) - set(topic.seeds)
+
+
+def topic_training_examples(
+    corpus: Corpus, topic: Topic, held_out: set[str] | None = None, protocol: str = "host-disjoint"
+) -> Examples:
+    keep = _labelled_for_training(corpus, topic, held_out, protocol)
     examples = Examples()
     for url, category in sorted(corpus.labels.items()):
-        if url in seeds or host_of(url) not in held_out:
+        if keep(url):
             examples.add(url, corpus.text.get(url, ""), category)
     return examples
 
 
-def good_category(examples: Examples, topic: Topic) -> str:
-    """The category to mark good for *topic* (see the module docstring).
+def _labelled_for_training(
+    corpus: Corpus, topic: Topic, held_out: set[str] | None, protocol: str
+) -> Callable[[str], bool]:
+    """Whether a labelled page is a training example under *protocol*."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    if protocol == "label-disjoint":
+        hidden = hidden_labels(corpus, topic)
+        return lambda url: url not in hidden
+    held_out = held_out_hosts(corpus, topic) if held_out is None else held_out
+    seeds = set(topic.seeds)
+    return lambda url: url in seeds or host_of(url) not in held_out
+
+
+def good_category(examples: Examples, topic: Topic, protocol: str = "host-disjoint") -> str:
+    """The category to mark good for *topic* (see the module docstring; a
+    label-disjoint model marks the topic's own).
 
     >>> from crawlproject.evaluation.topics import Topic
     >>> topic = Topic("c", "course/cornell", [], ["s1"], [], [], 5)
@@ -61,6 +94,8 @@ def good_category(examples: Examples, topic: Topic) -> str:
     >>> good_category(examples, topic)
     'course'
     """
+    if protocol == "label-disjoint":
+        return topic.category
     seeds = set(topic.seeds)
     path = topic.category
     while path:
@@ -73,11 +108,19 @@ def good_category(examples: Examples, topic: Topic) -> str:
     return topic.category
 
 
-def topic_training_graph(graph: TrainingGraph, corpus: Corpus, topic: Topic, scope: str = "any") -> TrainingGraph:
-    """The corpus's link graph under the same protocol: the pages of the
-    topic's hosts are left out except its seeds; targets are the kept pages
-    of the good category (:func:`good_category`), the seeds among them.
-    A crawl kept to its sites (*scope*) learns from the links inside sites."""
+def topic_training_graph(
+    graph: TrainingGraph, corpus: Corpus, topic: Topic, scope: str = "any", protocol: str = "host-disjoint"
+) -> TrainingGraph:
+    """The corpus's link graph under the same protocol: host-disjoint, the
+    pages of the topic's hosts are left out except its seeds; label-disjoint,
+    every page stays but the labels of the topic's relevant pages other than
+    its seeds are gone. Targets are the labelled pages of the good category
+    (:func:`good_category`), the seeds among them. A crawl kept to its sites
+    (*scope*) learns from the links inside sites."""
+    if protocol == "label-disjoint":
+        hidden = hidden_labels(corpus, topic)
+        kept = replace(graph, labels={url: c for url, c in graph.labels.items() if url not in hidden})
+        return kept.within_sites(scope).with_targets((topic.category,))
     held_out = held_out_hosts(corpus, topic)
     seeds = set(topic.seeds)
     good = good_category(topic_training_examples(corpus, topic, held_out), topic)
@@ -111,7 +154,8 @@ def home_of_topic(topic: Topic) -> list[str]:
 
 
 def train_lookahead_model(
-    graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any"
+    graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any",
+    protocol: str = "host-disjoint",
 ) -> Path:
     """Train (or reuse, when *path* exists) the topic's context-graph or
     link-value model, host-disjoint as :func:`train_topic_model`, on the
@@ -122,7 +166,7 @@ def train_lookahead_model(
 
     if path.exists():
         return path
-    training = topic_training_graph(graph, corpus, topic, scope)
+    training = topic_training_graph(graph, corpus, topic, scope, protocol)
     model: ContextGraphModel | LinkValueModel
     value_scope = value_scope_of(topic)
     if kind == "context-graph":
@@ -132,23 +176,23 @@ def train_lookahead_model(
         model = LinkValueModel(window=graph.window, value_scope=value_scope)
         model.home = model.sites(home_of_topic(topic))  # the user's examples' site
     model.fit(training)
-    model.report.update({"protocol": "host-disjoint", "topic": topic.id, "scope": scope})
+    model.report.update({"protocol": protocol, "topic": topic.id, "scope": scope})
     model.save(path)
     return path
 
 
 def train_topic_model(
-    corpus: Corpus, topic: Topic, path: Path, settings: ModelSettings | None = None
+    corpus: Corpus, topic: Topic, path: Path, settings: ModelSettings | None = None, protocol: str = "host-disjoint"
 ) -> tuple[Path, str]:
     """Train (or reuse, when *path* exists) the model of *topic*; the model
     file and the good category to crawl with."""
-    examples = topic_training_examples(corpus, topic)
-    good = good_category(examples, topic)  # cheap: no need to load a reused model for it
+    examples = topic_training_examples(corpus, topic, protocol=protocol)
+    good = good_category(examples, topic, protocol)  # cheap: no need to load a reused model for it
     if path.exists():
         return path, good
     model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
     model.report = {
-        "protocol": "host-disjoint", "topic": topic.id, "good": good, "training_pages": len(examples),
+        "protocol": protocol, "topic": topic.id, "good": good, "training_pages": len(examples),
     }
     tmp = path.with_suffix(".tmp")
     model.save(tmp)
