@@ -149,8 +149,29 @@ def test_a_saved_model_is_arrays_and_json_that_learns_on(tmp_path: Path) -> None
         np.testing.assert_allclose(loaded.classify_texts(pages), model.classify_texts(pages))
 
 
+def test_a_taxonomy_under_one_top_category_and_one_child_chains_are_learnt() -> None:
+    # Every PHP manual page is "php/<book>": one top category, which the
+    # classifier refused to train. And below a node with one child, the
+    # probabilities forgot the node's own (Pr(a/x/1) was Pr(a/x/1 | a/x)).
+    php = TaxonomyClassifier().fit(
+        ["array sort keys", "array merge values", "date time zone", "date format time"],
+        ["php/Arrays", "php/Arrays", "php/Date and Time", "php/Date and Time"],
+    )
+    probabilities = php.classify_texts(["sort the array keys"])[0]
+    arrays, dates = php.taxonomy.index("php/Arrays"), php.taxonomy.index("php/Date and Time")
+    assert probabilities[php.taxonomy.index("php")] == pytest.approx(1.0)
+    assert probabilities[arrays] > probabilities[dates] and probabilities[arrays] + probabilities[dates] == pytest.approx(1.0)
+    chain = TaxonomyClassifier().fit(
+        ["lecture exam", "homework exam", "lecture notes", "resume hobbies"], ["a/x/1", "a/x/2", "a/x/1", "b"],
+    )
+    for row in chain.classify_texts(["hobbies and a resume", "exam homework"]):
+        leaves = [chain.taxonomy.index(leaf) for leaf in ("a/x/1", "a/x/2", "b")]
+        assert row[leaves].sum() == pytest.approx(1.0)
+        assert row[chain.taxonomy.index("a/x/1")] <= row[chain.taxonomy.index("a")] + 1e-12
+
+
 def test_training_refuses_what_it_cannot_learn() -> None:
-    with pytest.raises(ModelError, match="at least two top categories"):
+    with pytest.raises(ModelError, match="at least two categories to tell apart"):
         TaxonomyClassifier().fit(["a page", "another page"], ["course", "course/cornell"])
     with pytest.raises(ModelError, match="no training pages"):
         TaxonomyClassifier().fit([], [])

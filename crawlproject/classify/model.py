@@ -89,9 +89,9 @@ class TaxonomyClassifier:
         if not texts:
             raise ModelError("no training pages")
         self.taxonomy = Taxonomy.from_categories(categories)
-        if len(self.taxonomy.children[0]) < 2:
+        if not any(len(children) >= 2 for children in self.taxonomy.children):  # "php/a", "php/b" will do
             raise ModelError(
-                "a taxonomy needs at least two top categories to tell apart; got "
+                "a taxonomy needs at least two categories to tell apart; got "
                 + (", ".join(self.taxonomy.paths[1:]) or "none")
             )
         self.vectorizer = self._new_vectorizer()
@@ -147,12 +147,13 @@ class TaxonomyClassifier:
         joint = features @ compiled.weights
         joint += compiled.priors
         result = np.zeros((features.shape[0], len(self.taxonomy)))
-        for node, start, stop, children in compiled.segments:
-            block = joint[:, start:stop]
+        for node, columns, children in compiled.steps:  # parents first: a node's own value is final
+            if columns is None:  # its only child: Pr(child | node) = 1
+                result[:, children] = result[:, [node]]
+                continue
+            block = joint[:, columns]
             block -= _logsumexp_rows(block)
             result[:, children] = result[:, [node]] + block
-        for node, child in compiled.only_children:
-            result[:, child] = result[:, node]
         return result
 
     def proba(self, features: csr_matrix) -> np.ndarray:
@@ -165,7 +166,8 @@ class TaxonomyClassifier:
     def _compile(self) -> _Compiled:
         if not self.node_classifiers:
             raise ModelError("the classifier is not trained")
-        weights, priors, segments, only_children = [], [], [], []
+        weights, priors = [], []
+        steps: list[tuple[int, slice | None, np.ndarray]] = []
         start = 0
         for node, children in enumerate(self.taxonomy.children):  # parents first
             classifier = self.node_classifiers.get(node)
@@ -173,18 +175,16 @@ class TaxonomyClassifier:
                 stop = start + len(children)
                 weights.append(classifier.feature_log_prob_)
                 priors.append(classifier.class_log_prior_)
-                segments.append((node, start, stop, np.asarray(classifier.classes_)))
+                steps.append((node, slice(start, stop), np.asarray(classifier.classes_)))
                 start = stop
             elif len(children) == 1:
-                only_children.append((node, children[0]))
+                steps.append((node, None, np.asarray(children)))
             elif children:
                 raise ModelError(
                     f"category {self.taxonomy.paths[node]!r} has no trained classifier "
                     "(no training page below it)"
                 )
-        self._compiled = _Compiled(
-            np.ascontiguousarray(np.vstack(weights).T), np.concatenate(priors), segments, only_children
-        )
+        self._compiled = _Compiled(np.ascontiguousarray(np.vstack(weights).T), np.concatenate(priors), steps)
         return self._compiled
 
     # -- decisions over probabilities --------------------------------------------
@@ -273,5 +273,5 @@ def _logsumexp_rows(block: np.ndarray) -> np.ndarray:
 class _Compiled:
     weights: np.ndarray  # features × stacked children (log Pr(term|child))
     priors: np.ndarray  # log Pr(child|parent) priors, stacked
-    segments: list[tuple[int, int, int, np.ndarray]]  # (node, start, stop, children)
-    only_children: list[tuple[int, int]]  # (node, its only child): conditional 1
+    #: parents first, (node, its children's columns, children); no columns: its only child, Pr = 1
+    steps: list[tuple[int, slice | None, np.ndarray]]
