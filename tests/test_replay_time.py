@@ -155,59 +155,61 @@ def test_a_crawl_as_of_a_date_fetches_that_dates_versions(versions: Any, tmp_pat
     assert checked >= 100
 
 
-def test_revisit_records_replay_with_the_payload_they_repeat(tmp_path: Path) -> None:
-    # A deduplicating crawler (Heritrix, wget --warc-dedup) writes "revisit"
-    # records without a body; the replay indexed only responses, so such a
-    # capture was a 404, or an older version as of its date.
+DEDUP_BODY = b"<html><body>the schedule <a href='http://b.test/'>b</a></body></html>"
+
+
+def dedup_warc(path: Path) -> Path:
+    """A deduplicating crawler's WARC: a response of a.test, then revisit
+    records — a.test again and mirror.test (same payload, by digest), b.test
+    "not modified" (by URL and date) — and one whose response is elsewhere."""
     from io import BytesIO
 
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    from crawlproject.replay.archive import WarcArchive
+    def http(status: str, date: str) -> StatusAndHeaders:
+        return StatusAndHeaders(status, [("Content-Type", "text/html"), ("Date", date)], protocol="HTTP/1.1")
 
-    body = b"<html><body>the schedule</body></html>"
-    path = tmp_path / "dedup.warc.gz"
-    with path.open("wb") as f:
-        writer = WARCWriter(f, gzip=True)
-
-        def http(status: str, date: str) -> StatusAndHeaders:
-            return StatusAndHeaders(status, [("Content-Type", "text/html"), ("Date", date)], protocol="HTTP/1.1")
-
-        first = writer.create_warc_record(
-            "http://a.test/", "response", payload=BytesIO(body), length=len(body),
+    def response(uri: str, body: bytes) -> Any:
+        return writer.create_warc_record(
+            uri, "response", payload=BytesIO(body), length=len(body),
             http_headers=http("200 OK", "Mon, 01 Mar 2021 00:00:00 GMT"),
             warc_headers_dict={"WARC-Date": "2021-03-01T00:00:00Z"},
         )
+
+    with path.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        first = response("http://a.test/", DEDUP_BODY)
         writer.write_record(first)
+        writer.write_record(response("http://b.test/", b"b page"))
         digest = first.rec_headers.get_header("WARC-Payload-Digest")
-        for uri, status, date in (
-            ("http://a.test/", "200 OK", "2021-03-08T00:00:00Z"),  # fetched again: same payload
-            ("http://mirror.test/", "200 OK", "2021-03-08T00:00:00Z"),  # another URL, same payload
-            ("http://b.test/", "304 Not Modified", "2021-03-08T00:00:00Z"),  # "not modified", by URL and date
+        for uri, status, refers, by in (
+            ("http://a.test/", "200 OK", "http://a.test/", digest),  # fetched again: same payload
+            ("http://mirror.test/", "200 OK", "http://a.test/", digest),  # another URL, same payload
+            ("http://b.test/", "304 Not Modified", "http://b.test/", "sha1:NOTTHEDIGEST"),  # by URL and date
+            ("http://elsewhere.test/", "200 OK", "http://elsewhere.test/", "sha1:MISSING"),  # another WARC's
         ):
-            refers = "http://b.test/" if uri == "http://b.test/" else "http://a.test/"
-            if uri == "http://b.test/":
-                older = writer.create_warc_record(
-                    refers, "response", payload=BytesIO(b"b page"), length=6,
-                    http_headers=http("200 OK", "Mon, 01 Mar 2021 00:00:00 GMT"),
-                    warc_headers_dict={"WARC-Date": "2021-03-01T00:00:00Z"},
-                )
-                writer.write_record(older)
             writer.write_record(writer.create_revisit_record(
-                uri, "sha1:NOTTHEDIGEST" if uri == "http://b.test/" else digest, refers, "2021-03-01T00:00:00Z",
-                http_headers=http(status, "Mon, 08 Mar 2021 00:00:00 GMT"), warc_headers_dict={"WARC-Date": date},
+                uri, by, refers, "2021-03-01T00:00:00Z",
+                http_headers=http(status, "Mon, 08 Mar 2021 00:00:00 GMT"),
+                warc_headers_dict={"WARC-Date": "2021-03-08T00:00:00Z"},
             ))
-        writer.write_record(writer.create_revisit_record(  # its original is in another WARC
-            "http://elsewhere.test/", "sha1:MISSING", "http://elsewhere.test/", "2020-01-01T00:00:00Z",
-            warc_headers_dict={"WARC-Date": "2021-03-08T00:00:00Z"},
-        ))
+    return path
+
+
+def test_revisit_records_replay_with_the_payload_they_repeat(tmp_path: Path) -> None:
+    # A deduplicating crawler (Heritrix, wget --warc-dedup) writes "revisit"
+    # records without a body; the replay indexed only responses, so such a
+    # capture was a 404, or an older version as of its date.
+    from crawlproject.replay.archive import WarcArchive
+
+    path = dedup_warc(tmp_path / "dedup.warc.gz")
     archive = WarcArchive(path)
     later = parse_time("2021-03-09")
     again = archive.lookup("http://a.test/", as_of=later)
-    assert again is not None and again.body == body and ("Date", "Mon, 08 Mar 2021 00:00:00 GMT") in again.headers
+    assert again is not None and again.body == DEDUP_BODY and ("Date", "Mon, 08 Mar 2021 00:00:00 GMT") in again.headers
     mirror = archive.lookup("http://mirror.test/")
-    assert mirror is not None and mirror.status == 200 and mirror.body == body
+    assert mirror is not None and mirror.status == 200 and mirror.body == DEDUP_BODY
     unchanged = archive.lookup("http://b.test/", as_of=later)
     assert unchanged is not None and (unchanged.status, unchanged.body) == (200, b"b page")
     assert archive.lookup("http://elsewhere.test/") is None and archive.unresolved_revisits == 1
@@ -215,4 +217,15 @@ def test_revisit_records_replay_with_the_payload_they_repeat(tmp_path: Path) -> 
     with ReplayProcess(path) as replay:  # and served so, through the proxy
         proxy = urllib.request.ProxyHandler({"http": replay.proxy_url})
         with urllib.request.build_opener(proxy).open("http://mirror.test/", timeout=10) as answer:
-            assert answer.status == 200 and answer.read() == body
+            assert answer.status == 200 and answer.read() == DEDUP_BODY
+
+
+def test_a_corpus_read_from_a_deduplicating_warc_holds_its_revisited_pages(tmp_path: Path) -> None:
+    # Training and evaluation read a WARC as the replay serves it: the page
+    # only a revisit record holds (mirror.test) was missing.
+    from crawlproject.evaluation.corpus import archived_pages
+
+    pages = dict(archived_pages(dedup_warc(tmp_path / "dedup.warc.gz")))
+    assert set(pages) == {"http://a.test/", "http://b.test/", "http://mirror.test/"}
+    mirror = pages["http://mirror.test/"]
+    assert mirror is not None and "the schedule" in mirror.text and [link.key for link in mirror.links] == ["http://b.test/"]

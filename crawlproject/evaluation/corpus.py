@@ -23,7 +23,13 @@ from warcio.exceptions import ArchiveLoadFailed
 from crawlproject.labels import load_labels
 from crawlproject.middlewares.pagesize import is_html_content_type
 from crawlproject.page import Page
-from crawlproject.replay.archive import ArchiveError, check_warc
+from crawlproject.replay.archive import (
+    ArchiveError,
+    RevisitIndex,
+    check_warc,
+    read_record,
+    revisit_answer,
+)
 from crawlproject.text import TermAnalyzer
 from crawlproject.urls import canonicalize
 
@@ -34,7 +40,7 @@ T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-_CACHE_VERSION = 2  # 2: outlinks without fragments, deduplicated
+_CACHE_VERSION = 3  # 2: outlinks without fragments, deduplicated; 3: revisit records read
 #: The four universities' computer-science department home pages in WebKB:
 #: the seeds of the demo, the throughput benchmark and the crawl tests.
 WEBKB_DEPARTMENT_HOMES = (
@@ -133,18 +139,28 @@ def archived_pages(warc: str | Path) -> Iterator[tuple[str, Page | None]]:
 
 def _archived_pages(warc: Path) -> Iterator[tuple[str, Page | None]]:
     seen: set[str] = set()
-    with warc.open("rb") as f:
-        for record in ArchiveIterator(f):
-            if record.rec_type != "response" or record.http_headers is None:
+    revisits = RevisitIndex()  # a revisit record answers with an earlier response's body, as in the replay
+    with warc.open("rb") as f, warc.open("rb") as originals:
+        iterator = ArchiveIterator(f)
+        for record in iterator:
+            if record.rec_type == "response":
+                http, body = record.http_headers, record.content_stream().read()
+                revisits.add_response(record.rec_headers, iterator.get_record_offset())  # reads to the record's end
+            elif record.rec_type == "revisit":
+                original = revisits.original(record.rec_headers)
+                if original is None:
+                    continue  # its response is in another WARC
+                http, body = revisit_answer(record, read_record(originals, original))
+            else:
                 continue
-            if record.http_headers.get_statuscode() != "200":
+            if http is None or http.get_statuscode() != "200":
                 continue
             url = canonicalize(record.rec_headers.get_header("WARC-Target-URI"))
             if url in seen:
                 continue  # first capture wins, as in the replay
             seen.add(url)
-            content_type = record.http_headers.get_header("Content-Type")
-            body = record.content_stream().read()[:DEFAULT_MAX_BYTES]
+            content_type = http.get_header("Content-Type")
+            body = body[:DEFAULT_MAX_BYTES]
             if not is_html_content_type(content_type):
                 yield url, None
                 continue

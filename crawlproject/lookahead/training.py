@@ -26,7 +26,7 @@ from crawlproject.scope import site_of
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: revisit records read (corpus.archived_pages)
 
 
 @dataclass(frozen=True)

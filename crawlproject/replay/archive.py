@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from warcio.recordloader import ArcWarcRecord
     from warcio.statusandheaders import StatusAndHeaders
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,45 @@ class ArchivedResponse:
     body: bytes
 
 
+class RevisitIndex:
+    """Where the payload of a revisit record is: the responses seen so far,
+    by payload digest and by (URL, WARC-Date)."""
+
+    def __init__(self) -> None:
+        self._by_digest: dict[str, int] = {}  # payload digest → its first response's offset
+        self._by_capture: dict[tuple[str, str], int] = {}  # (URL, WARC-Date) → a response's offset
+
+    def add_response(self, warc_headers: StatusAndHeaders, offset: int) -> None:
+        if digest := warc_headers.get_header("WARC-Payload-Digest"):
+            self._by_digest.setdefault(digest, offset)
+        url = warc_headers.get_header("WARC-Target-URI") or ""
+        self._by_capture.setdefault((url, warc_headers.get_header("WARC-Date") or ""), offset)
+
+    def original(self, warc_headers: StatusAndHeaders) -> int | None:
+        """The offset of the response whose payload a revisit record (its
+        WARC *headers*) repeats; None when none was seen."""
+        digest = warc_headers.get_header("WARC-Payload-Digest")
+        if digest and digest in self._by_digest:
+            return self._by_digest[digest]
+        target = warc_headers.get_header("WARC-Refers-To-Target-URI")
+        return self._by_capture.get((target, warc_headers.get_header("WARC-Refers-To-Date") or "")) if target else None
+
+
+def revisit_answer(revisit: ArcWarcRecord, original: ArcWarcRecord) -> tuple[StatusAndHeaders | None, bytes]:
+    """The HTTP status and headers, and the body, a revisit record answers
+    with: the body of the response it repeats; its own status and headers
+    unless it records a 304 (the server said "not modified"), then those of
+    the response."""
+    http = revisit.http_headers
+    own = http is not None and bool(http.statusline) and not http.statusline.startswith("304")
+    return (http if own else original.http_headers), original.content_stream().read()
+
+
+def read_record(file: BinaryIO, offset: int) -> ArcWarcRecord:
+    file.seek(offset)
+    return next(iter(ArchiveIterator(file)))
+
+
 class WarcArchive:
     """URL-indexed read access to the ``response`` records of one WARC."""
 
@@ -126,8 +166,7 @@ class WarcArchive:
         # URL (as archived, and canonical) → its records' (WARC-Date, offset), oldest first.
         self._versions: dict[str, list[tuple[float, int]]] = {}
         self._canonical_versions: dict[str, list[tuple[float, int]]] = {}
-        self._by_digest: dict[str, int] = {}  # payload digest → its first response's offset
-        self._by_capture: dict[tuple[str, str], int] = {}  # (URL, WARC-Date) → a response's offset
+        self._revisits = RevisitIndex()
         self.unresolved_revisits = 0
         self.first_date = self.last_date = 0.0
         check_warc(self.path)
@@ -155,14 +194,12 @@ class WarcArchive:
             if record.rec_type == "revisit":
                 revisits.append((record.rec_headers, url, offset))
                 continue
-            if digest := record.rec_headers.get_header("WARC-Payload-Digest"):
-                self._by_digest.setdefault(digest, offset)
-            self._by_capture.setdefault((url, record.rec_headers.get_header("WARC-Date") or ""), offset)
+            self._revisits.add_response(record.rec_headers, offset)
             date = _record_date(record.rec_headers.get_header("WARC-Date"))
             self._add(url, date, offset)
             dates.append(date)
         for warc_headers, url, offset in revisits:  # after every response: the one repeated may come later in the file
-            if self._original(warc_headers) is None:
+            if self._revisits.original(warc_headers) is None:
                 self.unresolved_revisits += 1
                 continue
             date = _record_date(warc_headers.get_header("WARC-Date"))
@@ -185,15 +222,6 @@ class WarcArchive:
         self._versions.setdefault(url, []).append((date, offset))
         self._canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
 
-    def _original(self, headers: StatusAndHeaders) -> int | None:
-        """The offset of the response whose payload a revisit record (its
-        WARC *headers*) repeats."""
-        digest = headers.get_header("WARC-Payload-Digest")
-        if digest and digest in self._by_digest:
-            return self._by_digest[digest]
-        target = headers.get_header("WARC-Refers-To-Target-URI")
-        return self._by_capture.get((target, headers.get_header("WARC-Refers-To-Date") or "")) if target else None
-
     def __len__(self) -> int:
         return len(self._versions)
 
@@ -213,18 +241,13 @@ class WarcArchive:
         return self._read(versions[position - 1][1]) if position else None
 
     def _read(self, offset: int) -> ArchivedResponse:
-        self._file.seek(offset)
-        record = next(iter(ArchiveIterator(self._file)))
+        record = read_record(self._file, offset)
         url = record.rec_headers.get_header("WARC-Target-URI")
         if record.rec_type != "revisit":
             return _response(url, record.http_headers, record.content_stream().read())
-        original_offset = self._original(record.rec_headers)
+        original_offset = self._revisits.original(record.rec_headers)
         assert original_offset is not None  # noqa: S101 (indexed only when resolved)
-        revisit_http = record.http_headers
-        self._file.seek(original_offset)
-        original = next(iter(ArchiveIterator(self._file)))
-        own = revisit_http is not None and bool(revisit_http.statusline) and not revisit_http.statusline.startswith("304")
-        return _response(url, revisit_http if own else original.http_headers, original.content_stream().read())
+        return _response(url, *revisit_answer(record, read_record(self._file, original_offset)))
 
     def close(self) -> None:
         self._file.close()
