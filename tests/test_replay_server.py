@@ -114,3 +114,4 @@ def test_https_pages_replay_under_their_own_urls(tmp_path: Path) -> None:
         "http://plain.test/": 200, "https://gone.test/": 404,
     }, status
     assert " ERROR: " not in result.log
+    assert "certificate is not valid" not in result.log  # a certificate per host, naming it

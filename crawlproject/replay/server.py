@@ -11,8 +11,8 @@ misbehave.
 
 https: a client asks a proxy for an https URL with ``CONNECT host:443``. The
 replay is the far end itself: it answers 200, speaks TLS on that connection
-with a certificate of its own (made once per server, for no host in
-particular: Scrapy does not verify certificates; curl needs ``-k``), and
+with a certificate of its own for that host (self-signed: Scrapy does not
+verify the issuer, only the name; curl needs ``-k``), and
 answers the requests inside as ``https://host/path`` from the archive, so a
 WARC of today's web replays under its real URLs too.
 
@@ -29,6 +29,7 @@ and HEAD of a 200 → ``304 Not Modified`` without a body.
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import json
 import logging
 import time
@@ -37,6 +38,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from OpenSSL import crypto
 from twisted.internet import reactor, task
 from twisted.internet.ssl import CertificateOptions
 from twisted.web import http
@@ -136,7 +142,7 @@ class ReplayRequest(http.Request):
         self.setResponseCode(200, b"Connection established")
         self.setHeader(b"Content-Length", b"0")  # no chunked framing: nothing may follow the headers in the clear
         self.finish()
-        channel.transport.startTLS(factory.tls_options())  # type: ignore[union-attr]
+        channel.transport.startTLS(factory.tls_options(host))  # type: ignore[union-attr]
 
     def _channel(self) -> ReplayChannel:
         assert isinstance(self.channel, ReplayChannel)  # noqa: S101 (ReplayFactory builds only these)
@@ -320,14 +326,18 @@ class ReplayFactory(http.HTTPFactory):
         self.latency = latency_ms / 1000.0
         self.access_log = access_log
         self.served = 0
-        self._tls: CertificateOptions | None = None
+        self._tls: dict[str, CertificateOptions] = {}  # host → the certificate the replay shows for it
+        self._tls_key: ec.EllipticCurvePrivateKey | None = None
 
-    def tls_options(self) -> CertificateOptions:
-        """The server side of a CONNECT tunnel: a self-signed certificate,
-        made on the first https request."""
-        if self._tls is None:
-            self._tls = _self_signed_tls()
-        return self._tls
+    def tls_options(self, host: str) -> CertificateOptions:
+        """The server side of a CONNECT tunnel to *host*: a certificate that
+        names it (so the client's hostname check passes), self-signed, made
+        on the first https request to it."""
+        if host not in self._tls:
+            if self._tls_key is None:
+                self._tls_key = ec.generate_private_key(ec.SECP256R1())
+            self._tls[host] = _self_signed_tls(host, self._tls_key)
+        return self._tls[host]
 
     def buildProtocol(self, addr):  # type: ignore[no-untyped-def]
         channel = super().buildProtocol(addr)
@@ -351,21 +361,19 @@ def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") 
     return bound
 
 
-def _self_signed_tls() -> CertificateOptions:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-    from OpenSSL import crypto
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "crawlproject replay")])
+def _self_signed_tls(host: str, key: ec.EllipticCurvePrivateKey) -> CertificateOptions:
+    try:
+        names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(host.strip("[]")))]
+    except ValueError:
+        names = [x509.DNSName(host)]
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "replay")])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
         x509.CertificateBuilder()
         .subject_name(name).issuer_name(name).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .sign(key, hashes.SHA256())
     )
     return CertificateOptions(
