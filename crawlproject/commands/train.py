@@ -164,15 +164,16 @@ class Command(ProjectCommand):
             raise ValueError(str(exc)) from None
         graph = graph.within_sites(opts.within)
         print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")
+        home = [url.strip() for url in opts.home.split(",") if url.strip()]
         model: ContextGraphModel | LinkValueModel
         if opts.kind == "context-graph":
             model = ContextGraphModel(opts.depth, opts.vocabulary, opts.threshold, value_scope=opts.value_scope)
-            model.home = [url.strip() for url in opts.home.split(",") if url.strip()]
+            model.home = home
             model.fit(graph)
             print("pages per layer (the last: other):", model.report["pages_per_layer"])
         else:
             model = LinkValueModel(opts.gamma, opts.horizon, opts.window, value_scope=opts.value_scope)
-            model.home = model.sites(url.strip() for url in opts.home.split(",") if url.strip())
+            model.home = model.sites(home)
             model.fit(graph)
             print("link values: bins", model.report["bin_edges"], "links per bin", model.report["links_per_bin"])
         model.save(opts.output)

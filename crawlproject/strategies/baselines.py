@@ -54,13 +54,14 @@ class RandomStrategy(CrawlStrategy):
 
 def _relevant_from_settings(crawler: Crawler, strategy: str) -> tuple[dict[str, str], tuple[str, ...]]:
     labels_path = config.get_str(crawler.settings, "FOCUS_LABELS")
-    if not labels_path or not config.get_str(crawler.settings, "FOCUS_RELEVANT").strip(" ,/"):
+    relevant = config.get_str(crawler.settings, "FOCUS_RELEVANT")
+    if not labels_path or not parse_categories(relevant):
         raise SettingsError(
             f"the {strategy} knows the labels: set FOCUS_LABELS (url<TAB>category file) "
             "and FOCUS_RELEVANT (relevant categories)"
         )
     labels = load_labels(labels_path)
-    return labels, parse_categories(config.get_str(crawler.settings, "FOCUS_RELEVANT"), set(labels.values()))
+    return labels, parse_categories(relevant, set(labels.values()))  # the labels keep a name with a comma whole
 
 
 class OneStepOracleStrategy(CrawlStrategy):

@@ -164,7 +164,7 @@ class LinkValueStrategy(CrawlStrategy):
         return promotions
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        if self._away(page.key):
+        if self.home.away(page.key):
             reward = best_next = 0.0
         features = self._pending.pop(page.key, None)
         if features is not None:
@@ -200,16 +200,13 @@ class LinkValueStrategy(CrawlStrategy):
         """Keep *page*'s links, queued with these values, until they arrive."""
         siblings = _Siblings(tie)
         for link, value in zip(page.links, values, strict=True):
-            if not self._away(link.key):  # a page away from home shows 0 (above): its siblings say nothing of it
+            if not self.home.away(link.key):  # a page away from home shows 0 (above): its siblings say nothing of it
                 siblings.queued[link.key] = (link.url, float(value), float(value) + tie)
         old = self._pages.pop(page.url, None)
         self._sibling_links += len(siblings.queued) - (len(old.queued) if old is not None else 0)
         self._pages[page.url] = siblings
         while self._sibling_links > self.memory and self._pages:
             self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
-
-    def _away(self, url: str) -> bool:
-        return self.home.away(url)
 
     def _inc(self, stat: str, count: int = 1) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
