@@ -13,19 +13,22 @@ TEST_WORKERS ?= 2
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	command -v redis-server >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server chromium chromium-driver; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	# the project itself, as a package: its Scrapy commands (entry points) and the add-on
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/python scripts/demo.py --corpus $(CORPUS)
+	$(BIN)/python -m scripts.demo --corpus $(CORPUS)
 
 lint: setup
 	$(BIN)/ruff check crawlproject tests bench scripts
 	$(BIN)/mypy crawlproject
+	$(BIN)/lint-imports
 
 test: setup lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
@@ -33,8 +36,8 @@ test: setup lint
 # Reproduces the frontier and throughput tables of BENCHMARKS.md, with the
 # arguments recorded there (each script rewrites its own section).
 bench: setup
-	$(BIN)/python bench/frontier.py --sizes 10000,100000,1000000 --repeats 3
-	$(BIN)/python bench/throughput.py --corpus $(CORPUS) --pages 1000 --repeats 5 --long-pages 11000
+	$(BIN)/python -m bench.frontier --sizes 10000,100000,1000000 --repeats 3
+	$(BIN)/python -m bench.throughput --corpus $(CORPUS) --pages 1000 --repeats 5 --long-pages 11000
 
 clean:
 	rm -rf crawls .pytest_cache .mypy_cache .ruff_cache

@@ -5,7 +5,7 @@ Redis round trips per page and Redis memory per queued URL; and its raw
 speed against scrapy-redis's own priority queue; and whether N workers keep
 the harvest of one (course pages among the pages fetched with status 200).
 
-    .venv/bin/python bench/distributed.py [--pages 800] [--workers 1,2,4] [--repeats 3] [--queue-ops 20000]
+    .venv/bin/python -m bench.distributed [--pages 800] [--workers 1,2,4] [--repeats 3] [--queue-ops 20000]
 
 pages/s counts the pages all workers fetched together, from the first
 fetch to the last (process start-up excluded); runs alternate; medians.
@@ -24,17 +24,14 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import redis
 
-import redis  # noqa: E402
-
-from bench.common import median, write_section  # noqa: E402
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES  # noqa: E402
-from crawlproject.frontier.redis import RedisFrontier  # noqa: E402
-from crawlproject.labels import is_relevant, load_labels  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
-from crawlproject.servers import RedisServer  # noqa: E402
+from bench.common import ROOT, median, write_section
+from bench.corpora import WEBKB_DEPARTMENT_HOMES
+from bench.servers import RedisServer
+from crawlproject.corpus.labels import is_relevant, load_labels
+from crawlproject.distributed.frontier import RedisFrontier
+from crawlproject.replay.process import ReplayProcess
 
 QUERY = "course syllabus lecture homework"
 PER_WORKER_CONCURRENCY = 4
@@ -43,7 +40,7 @@ PER_WORKER_CONCURRENCY = 4
 def start_worker(proxy: str, redis_url: str, key: str, folder: Path, budget: int) -> subprocess.Popen[bytes]:
     settings = {
         "FOCUS_REPLAY_PROXY": proxy, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key,
-        "FOCUS_FRONTIER_BACKEND": "crawlproject.frontier.redis.RedisFrontier",
+        "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
         "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": PER_WORKER_CONCURRENCY,
         "CONCURRENT_REQUESTS_PER_DOMAIN": PER_WORKER_CONCURRENCY, "CLOSESPIDER_ITEMCOUNT": budget,
         "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder.with_suffix(".log")), "LOG_LEVEL": "INFO",
@@ -196,7 +193,7 @@ def main() -> int:
     )
     body = (
         "### Distributed crawling: workers sharing one frontier in Redis\n\n"
-        f"Command: `.venv/bin/python bench/distributed.py --pages {args.pages} --workers {args.workers} "
+        f"Command: `.venv/bin/python -m bench.distributed --pages {args.pages} --workers {args.workers} "
         f"--repeats {args.repeats} --queue-ops {args.queue_ops}` — best-first from the four WebKB department "
         f"home pages; the replay answers every request {args.latency_ms:.0f} ms late (I/O-bound, as the web); "
         f"{args.pages} pages in all, split between the workers; {PER_WORKER_CONCURRENCY} concurrent requests per "

@@ -3,7 +3,7 @@ Scheduler with its default priority queue (DownloaderAwarePriorityQueue) and
 with ScrapyPriorityQueue, and a bare heapq of Requests (the floor), at 10k,
 100k and 1M queued URLs; and the RSS of a process holding 1M queued URLs.
 
-    .venv/bin/python bench/frontier.py [--sizes 10000,100000,1000000] [--repeats 3]
+    .venv/bin/python -m bench.frontier [--sizes 10000,100000,1000000] [--repeats 3]
 
 Every contender gets the same Requests, built as our spiders build them:
 ``Request(url, callback=spider.parse, errback=spider.on_error, meta=…)``
@@ -25,16 +25,12 @@ import random
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from scrapy import Request
+from scrapy.utils.reactor import install_reactor
 
-from scrapy import Request  # noqa: E402
-from scrapy.utils.reactor import install_reactor  # noqa: E402
-
-from bench.common import median, write_section  # noqa: E402
+from bench.common import ROOT, median, write_section
 
 QUANTUM = 10_000  # stock priorities: int(score × QUANTUM)
 LINKS_PER_PAGE = 30
@@ -55,7 +51,7 @@ def make_spider() -> Any:
 
 def requests(n: int, spider: Any, seed: int = 1) -> Any:
     """N Requests as a crawl yields them, one at a time."""
-    from crawlproject import meta as keys
+    from crawlproject.web import meta as keys
 
     rng = random.Random(seed)
     parent = ""
@@ -269,7 +265,7 @@ def main() -> int:
     )
     body = (
         "### Scheduler: enqueue + dequeue throughput, and memory at 1M queued URLs\n\n"
-        f"Command: `.venv/bin/python bench/frontier.py --sizes {args.sizes} --repeats {args.repeats}`"
+        f"Command: `.venv/bin/python -m bench.frontier --sizes {args.sizes} --repeats {args.repeats}`"
         f" — every contender gets the same Requests, built as our spiders build them (callbacks "
         f"on the spider; score, key, parent page shared by {LINKS_PER_PAGE} links, depth in meta; "
         f"`priority = int(score × {QUANTUM})` for the stock queues). Time is the median of "

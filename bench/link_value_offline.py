@@ -1,10 +1,10 @@
 """How well a host-disjoint link-value model ranks the links of the hosts it
 never saw — offline, without crawling (issue 15).
 
-    .venv/bin/python bench/link_value_offline.py --corpus ../shared/corpora/webkb [--scope domain]
+    .venv/bin/python -m bench.link_value_offline --corpus ../shared/corpora/webkb [--scope domain]
 
 Per topic: train (or reuse) the topic's link-value model as bench/quality
-does (crawlproject.evaluation.models), then take every link of the topic's
+does (bench.topic_models), then take every link of the topic's
 held-out hosts (inside one site when --scope says so), its true value
 Σ γ^d over the topic's targets within the horizon, and the model's
 prediction. Reports the AUC of "this link leads to a target", Spearman's ρ
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,19 +27,16 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import median, write_section  # noqa: E402
-from bench.quality import corpus_files, sample_topics  # noqa: E402
-from crawlproject.evaluation.corpus import load_corpus  # noqa: E402
-from crawlproject.evaluation.models import held_out_hosts, train_lookahead_model  # noqa: E402
-from crawlproject.evaluation.topics import derive_topics, read_topics, relevant_set  # noqa: E402
-from crawlproject.lookahead.graph import discounted_targets  # noqa: E402
-from crawlproject.lookahead.link_value import LinkValueModel  # noqa: E402
-from crawlproject.lookahead.training import link_graph  # noqa: E402
-from crawlproject.scope import SCOPES  # noqa: E402
-from crawlproject.urls import host_of  # noqa: E402
+from bench.common import ROOT, median, write_section
+from bench.quality import corpus_files, sample_topics, topic_ids
+from bench.topic_models import held_out_hosts, train_lookahead_model
+from crawlproject.corpus.reader import load_corpus
+from crawlproject.evaluation.topics import derive_topics, relevant_set
+from crawlproject.models.graph import discounted_targets
+from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.training_graph import link_graph
+from crawlproject.policy.scope import SCOPES
+from crawlproject.web.urls import host_of
 
 MIN_TARGETS = 5  # a topic with fewer targets on its held-out hosts says nothing about ranking
 
@@ -64,7 +60,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
-    parser.add_argument("--topics-file", type=Path, default=None, help="a topics.jsonl to take the topics from")
+    parser.add_argument("--topics-file", type=Path, default=None, help="a topics.jsonl or topic-ids.txt to take the topics from")
     parser.add_argument("--scope", choices=SCOPES, default="domain")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--models", type=Path, default=None, help="where the models are (reused) or go")
@@ -77,7 +73,7 @@ def main() -> int:
     corpus = load_corpus(warc, labels, ROOT / ".cache")
     topics = derive_topics(corpus, rng_seed=args.seed, query="seed-terms")
     if args.topics_file:
-        wanted = {t.id for t in read_topics(args.topics_file)}
+        wanted = topic_ids(args.topics_file)
         topics = [t for t in topics if t.id in wanted]
     else:
         topics = sample_topics(topics, args.topics, args.seed)
@@ -134,7 +130,7 @@ def main() -> int:
         source = f" --topics-file {args.topics_file}" if args.topics_file else f" --topics {args.topics}"
         write_section(
             args.name,
-            f"### Link-value model offline: {args.name}\n\nCommand: `.venv/bin/python bench/link_value_offline.py "
+            f"### Link-value model offline: {args.name}\n\nCommand: `.venv/bin/python -m bench.link_value_offline "
             f"--corpus {args.corpus}{source} --scope {args.scope} --seed {args.seed}"
             + (f" --models {args.models}" if args.models else "") + f" --name {args.name}` "
             f"({time.monotonic() - started:.0f} s). Each topic's model is trained without the topic's hosts; "

@@ -1,7 +1,7 @@
 """Paired one-tailed t-tests between strategies of one evaluation (eval.json):
 does A beat B over the topics both crawled?
 
-    .venv/bin/python bench/paired.py bench/results/sweep-webkb/eval.json --budget 500 depth2:shark-search bfs64:bfs1
+    .venv/bin/python -m bench.paired bench/results/sweep-webkb/eval.json --budget 500 depth2:shark-search bfs64:bfs1
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from crawlproject.evaluation.statistics import paired_one_tailed  # noqa: E402
+from crawlproject.evaluation.statistics import paired_one_tailed
 
 
 def main() -> int:

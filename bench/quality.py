@@ -2,12 +2,15 @@
 tasks, evaluated at several budgets, with means ± s.e., paired t-tests and
 each strategy's place between breadth-first and the path oracle.
 
-    .venv/bin/python bench/quality.py --corpus ../shared/corpora/webkb [--topics 20] [--jobs 2]
+    .venv/bin/python -m bench.quality --corpus ../shared/corpora/webkb [--topics 20] [--jobs 2]
 
 The corpus folder holds one ``*.warc.gz`` and ``labels.tsv`` (url<TAB>category
 path, any depth). Crawls run once at the largest budget; smaller budgets are
-that crawl's prefix. Writes eval.json, report.md and plots under --out, and
-the tables into BENCHMARKS.md.
+that crawl's prefix. Writes report.md, per-topic.tsv, the topic ids and plots
+under --out (bench/results/<section>, kept in git), the bulky data —
+eval.json, topics.jsonl, the crawls and models — under --data
+(.cache/bench/<section>, made anew by running the command again), and the
+tables into BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -19,20 +22,18 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import write_section  # noqa: E402
-from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
-from crawlproject.evaluation.evaluate import Evaluator, read_crawl  # noqa: E402
-from crawlproject.evaluation.models import PROTOCOLS, train_lookahead_model, train_topic_model  # noqa: E402
-from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report  # noqa: E402
-from crawlproject.evaluation.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job  # noqa: E402
-from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics  # noqa: E402
-from crawlproject.lookahead.training import link_graph  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
-from crawlproject.scope import SCOPES  # noqa: E402
+from bench.common import ROOT, write_section
+from bench.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job
+from bench.topic_models import PROTOCOLS, train_lookahead_model, train_topic_model
+from crawlproject.corpus.reader import Corpus, load_corpus
+from crawlproject.evaluation.evaluate import Evaluator, read_crawl
+from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report
+from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics
+from crawlproject.models.training_graph import link_graph
+from crawlproject.policy.scope import SCOPES
+from crawlproject.replay.process import ReplayProcess
 
 SCOPE_TEXT = {
     "any": "",
@@ -67,7 +68,7 @@ def train_models(
     protocol: str = "host-disjoint",
 ) -> dict[tuple[str, str], tuple[Path, str]]:
     """The models each strategy needs, one per topic, kept from the topic's
-    answers by *protocol* (crawlproject.evaluation.models): (strategy, topic
+    answers by *protocol* (bench.topic_models): (strategy, topic
     id) → (file, good)."""
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -87,13 +88,39 @@ def train_models(
     return models
 
 
+def data_folder(section: str) -> Path:
+    """Where a section's bulky data lives: made anew by its command, not kept in git."""
+    return ROOT / ".cache" / "bench" / section
+
+
+def topic_ids(path: Path) -> set[str]:
+    """The topic ids a topics.jsonl or a topic-ids.txt (one per line) names."""
+    if path.suffix == ".jsonl":
+        return {t.id for t in read_topics(path)}
+    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+
+
+def write_per_topic(result: dict[str, Any], path: Path) -> None:
+    """Each crawl's figures at each budget, one line each: the per-topic
+    summary that stays in git beside the report."""
+    fields = ("harvest_rate", "target_recall", "average_relevance", "pages", "pages_ok")
+    lines = ["task\ttopic\tstrategy\tbudget\t" + "\t".join(fields)]
+    for crawl in sorted(result["crawls"], key=lambda c: (c["task"], c["topic_id"], c["strategy"])):
+        for budget, figures in crawl["at"].items():
+            values = [figures.get(name) for name in fields]
+            shown = ["" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in values]
+            lines.append(f"{crawl['task']}\t{crawl['topic_id']}\t{crawl['strategy']}\t{budget}\t" + "\t".join(shown))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
     parser.add_argument(
         "--exclude-topics", type=Path, default=None,
-        help="a topics.jsonl whose topics are left out (e.g. tune on topics a benchmark does not use)",
+        help="a topics.jsonl or topic-ids.txt (one id per line) whose topics are left out "
+        "(e.g. tune on topics a benchmark does not use)",
     )
     parser.add_argument("--topic-ids", default="", help="comma-separated topic ids to run (default: a sample)")
     parser.add_argument("--tasks", default="1,2")
@@ -127,11 +154,13 @@ def main() -> int:
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="report and plots (default bench/results/SECTION)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="eval.json, topics, crawls and models (default .cache/bench/SECTION)")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument(
         "--reuse-crawls", action="store_true",
-        help="keep crawls that already finished under --out (resume, or re-evaluate only)",
+        help="keep crawls that already finished under --data (resume, or re-evaluate only)",
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -139,6 +168,7 @@ def main() -> int:
     name = args.corpus.resolve().name
     section = args.name or f"quality-{name}"
     out = (args.out or ROOT / "bench" / "results" / section).resolve()
+    data = (args.data or data_folder(section)).resolve()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     tasks = [int(t) for t in args.tasks.split(",")]
     variants = [Variant.parse(text) for text in args.strategies.split(",")]
@@ -146,7 +176,7 @@ def main() -> int:
     corpus = load_corpus(warc, labels, ROOT / ".cache")
     topics = derive_topics(corpus, rng_seed=args.seed, query=args.query)
     if args.exclude_topics:
-        excluded = {t.id for t in read_topics(args.exclude_topics)}
+        excluded = topic_ids(args.exclude_topics)
         topics = [t for t in topics if t.id not in excluded]
     if args.topic_ids:
         wanted = set(args.topic_ids.split(","))
@@ -156,14 +186,16 @@ def main() -> int:
         topics = [t for t in topics if t.id in wanted]
     topics = sample_topics(topics, args.topics, args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    write_topics(topics, out / "topics.jsonl")
+    data.mkdir(parents=True, exist_ok=True)
+    write_topics(topics, data / "topics.jsonl")
+    (out / "topic-ids.txt").write_text("".join(f"{t.id}\n" for t in topics), encoding="utf-8")
     models = train_models(
-        corpus, topics, out / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope,
+        corpus, topics, data / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope,
         args.protocol,
     )
     jobs = [
         CrawlJob(
-            v, t, task, budgets[-1], out / "crawls" / f"task{task}" / t.id / v.label,
+            v, t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / v.label,
             *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL else (None, "")),
             axis=args.axis, scope=args.scope,
         )
@@ -171,7 +203,7 @@ def main() -> int:
     ]
     print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
     failed = []
-    timing = out / "crawl-time.json"
+    timing = data / "crawl-time.json"
     todo = [j for j in jobs if not (args.reuse_crawls and (j.folder / "summary.json").exists())]
     if len(todo) < len(jobs):
         print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
@@ -191,7 +223,8 @@ def main() -> int:
         timing.write_text(json.dumps({"crawl_seconds": earlier + time.monotonic() - started}), encoding="utf-8")
     evaluator = Evaluator(corpus, topics)
     result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets, axis=args.axis)
-    (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (data / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_per_topic(result, out / "per-topic.tsv")
     plots = plot_trajectories(result, out)
     write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
     elapsed = earlier + time.monotonic() - started  # this run plus the crawls of earlier ones it reused
@@ -216,9 +249,10 @@ def main() -> int:
             strategies_arg += " --reuse-crawls"
         write_section(
             section,
-            f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python bench/quality.py --corpus {args.corpus} "
+            f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus {args.corpus} "
             f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}{strategies_arg}` "
-            f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; full results in `{relative}/`). "
+            f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; report, per-topic figures and plots in "
+            f"`{relative}/`). "
             f"One crawl per topic, task and strategy, stopped at {budgets[-1]} "
             f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
             + SCOPE_TEXT[args.scope] +

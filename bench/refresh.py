@@ -1,7 +1,7 @@
 """Refresh policies on a web that changes (SPEC §5): a repository crawled at
 week 0, then weekly refresh rounds at several budgets, for every policy.
 
-    .venv/bin/python bench/refresh.py --corpus ../shared/corpora/phpdoc-evolving [--weeks 52]
+    .venv/bin/python -m bench.refresh --corpus ../shared/corpora/phpdoc-evolving [--weeks 52]
 
 The corpus folder holds a dated WARC (one record per version; a 404 record
 when a page is deleted). The query workload is generated from the corpus's
@@ -23,15 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import write_section  # noqa: E402
-from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, UniformPolicy, policy_named  # noqa: E402
-from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex  # noqa: E402
-from crawlproject.refresh.simulate import Outcome, RefreshSimulation, load_evolving_web  # noqa: E402
-from crawlproject.refresh.workload import generate_workload, read_workload, write_workload  # noqa: E402
-from crawlproject.text import TermAnalyzer  # noqa: E402
+from bench.common import ROOT, write_section
+from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, UniformPolicy, policy_named
+from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex
+from crawlproject.refresh.simulate import Outcome, RefreshSimulation, load_evolving_web
+from crawlproject.refresh.workload import generate_workload, read_workload, write_workload
+from crawlproject.web.text import TermAnalyzer
 
 TARGET = 0.95
 
@@ -122,7 +119,7 @@ def main() -> int:
     lines = [
         f"### Refresh policies on {args.corpus.name}",
         "",
-        f"Command: `.venv/bin/python bench/refresh.py --corpus {os.path.relpath(args.corpus, ROOT)} --weeks {args.weeks} "
+        f"Command: `.venv/bin/python -m bench.refresh --corpus {os.path.relpath(args.corpus, ROOT)} --weeks {args.weeks} "
         f"--budgets {args.budgets} --seed {args.seed}` ({minutes:.0f} min). {held} pages crawled at week 0 "
         f"({len(web.urls)} URLs in the corpus, {len(web.texts)} versions); a generated workload of {len(workload)} "
         f"queries (seed {args.seed}); τ = {args.tau}; {args.weeks} weekly rounds. Q(W_L) as SPEC §5 (TF-IDF cosine, "

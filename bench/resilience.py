@@ -1,7 +1,7 @@
 """Crash safety: a best-first crawl of the WebKB replay killed with SIGKILL
 at seeded random moments and resumed with the same JOBDIR, again and again.
 
-    .venv/bin/python bench/resilience.py [--corpus ../shared/corpora/webkb] [--pages 2000] [--kills 20] [--seed 1] [--repeats 3]
+    .venv/bin/python -m bench.resilience [--corpus ../shared/corpora/webkb] [--pages 2000] [--kills 20] [--seed 1] [--repeats 3]
 
 Counted: URLs lost (queued before a kill, then neither fetched nor queued
 at the end), pages fetched twice beyond those in flight at a kill (leased,
@@ -26,14 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import median, write_section  # noqa: E402
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES  # noqa: E402
-from crawlproject.frontier.inspect import FrontierState  # noqa: E402
-from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
+from bench.common import ROOT, median, write_section
+from bench.corpora import WEBKB_DEPARTMENT_HOMES
+from crawlproject.frontier.inspect import FrontierState
+from crawlproject.replay import LOOPBACK_SPEED
+from crawlproject.replay.process import ReplayProcess
 
 QUERY = "course syllabus lecture homework"
 
@@ -141,7 +138,7 @@ def main() -> int:
           f"(two uninterrupted crawls: {baseline:.3f})")
     body = (
         "### Resilience: SIGKILL and resume\n\n"
-        f"Command: `.venv/bin/python bench/resilience.py --pages {args.pages} --kills {args.kills} --seed {args.seed} "
+        f"Command: `.venv/bin/python -m bench.resilience --pages {args.pages} --kills {args.kills} --seed {args.seed} "
         f"--repeats {args.repeats}` — a best-first crawl of {args.pages} pages from the four WebKB department "
         f"home pages, killed with SIGKILL {args.kills} times (when its history reached "
         f"{', '.join(map(str, kills))} pages) and resumed each time with the same JOBDIR.\n\n"

@@ -2,7 +2,7 @@
 simulated as the 2003 paper simulated one on ODP, its engine refocused every
 night by ``scrapy symbiosis``, measured day by day.
 
-    .venv/bin/python bench/symbiosis.py --corpus ../shared/corpora/webkb [--communities 3] [--days 5]
+    .venv/bin/python -m bench.symbiosis --corpus ../shared/corpora/webkb [--communities 3] [--days 5]
 
 The simulation, per community (seeded):
 - interests = 2 random categories of the taxonomy's shallowest level that has
@@ -48,18 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import median, write_section  # noqa: E402
-from bench.quality import corpus_files  # noqa: E402
-from crawlproject.evaluation.corpus import Corpus, load_corpus  # noqa: E402
-from crawlproject.evaluation.statistics import mean_and_stderr, paired_one_tailed  # noqa: E402
-from crawlproject.refresh.workload import headings as headings_of  # noqa: E402
-from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
-from crawlproject.search.engine import IndexHome, QueryError, SearchEngine, parse_weights  # noqa: E402
-from crawlproject.text import TermAnalyzer  # noqa: E402
+from bench.common import ROOT, median, write_section
+from bench.quality import corpus_files
+from crawlproject.corpus.reader import Corpus, load_corpus
+from crawlproject.evaluation.statistics import mean_and_stderr, paired_one_tailed
+from crawlproject.refresh.workload import headings as headings_of
+from crawlproject.replay import LOOPBACK_SPEED
+from crawlproject.replay.process import ReplayProcess
+from crawlproject.search.engine import IndexHome, QueryError, SearchEngine, parse_weights
+from crawlproject.web.text import TermAnalyzer
 
 CATCH_ALLS = {"other", "others", "misc", "miscellaneous", "unknown", "unlabelled", "unlabeled"}
 VARIANTS = ("tf", "tfidf")
@@ -88,7 +85,7 @@ def headings(warc: Path, wanted: set[str]) -> dict[str, list[str]]:
     """Title and h1–h3 texts of the pages in *wanted* (first capture)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from crawlproject.urls import canonicalize
+    from crawlproject.web.urls import canonicalize
 
     found: dict[str, list[str]] = {}
     with warc.open("rb") as f:
@@ -348,7 +345,7 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
     lines = [
         f"### Search engine–crawler symbiosis on {args.corpus.name}",
         "",
-        f"Command: `.venv/bin/python bench/symbiosis.py --corpus {args.corpus_arg} --communities {args.communities} "
+        f"Command: `.venv/bin/python -m bench.symbiosis --corpus {args.corpus_arg} --communities {args.communities} "
         f"--days {days} --seed {args.seed}` ({minutes:.0f} min). {len(communities)} communities, each 2 categories of "
         f"taxonomy level {level} ({'; '.join(' + '.join(c.categories) for c in communities)}); "
         f"{args.bookmarks} bookmarks per category; MAX_INDEX = {args.max_index}, {args.representative} representative "

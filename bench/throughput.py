@@ -1,7 +1,7 @@
 """Crawl throughput on the replay, like against like, and what a long crawl
 costs per page.
 
-    .venv/bin/python bench/throughput.py [--corpus ../shared/corpora/webkb] [--pages 1000] [--repeats 5] [--long-pages 11000]
+    .venv/bin/python -m bench.throughput [--corpus ../shared/corpora/webkb] [--pages 1000] [--repeats 5] [--long-pages 11000]
 
 * FIFO: our scheduler in FIFO order *with best-first scoring computed*
   against stock Scrapy's scheduler in FIFO order (ScrapyPriorityQueue over
@@ -29,13 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.common import median, write_section  # noqa: E402
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES  # noqa: E402
-from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
+from bench.common import ROOT, median, write_section
+from bench.corpora import WEBKB_DEPARTMENT_HOMES
+from crawlproject.replay import LOOPBACK_SPEED
+from crawlproject.replay.process import ReplayProcess
 
 QUERY = "course syllabus lecture homework"
 STOCK_FIFO = [
@@ -64,9 +61,9 @@ def train_model(corpus: Path, path: Path) -> None:
 def classification_cost(corpus: Path, model_path: Path, pages: int, batch: int) -> dict[str, float]:
     """µs per page: the analyzer alone, the classifier one page per call, and
     the classifier *batch* pages per call (the crawl's micro-batches)."""
-    from crawlproject.classify.model import TaxonomyClassifier
-    from crawlproject.evaluation.corpus import load_corpus
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.corpus.reader import load_corpus
+    from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+    from crawlproject.web.text import TermAnalyzer
 
     model = TaxonomyClassifier.load(model_path)
     corpus_pages = load_corpus(corpus / "webkb.warc.gz", corpus / "labels.tsv", ROOT / ".cache")
@@ -193,7 +190,7 @@ def main() -> int:
         )
     body = (
         "### Crawl throughput on the replay\n\n"
-        f"Command: `.venv/bin/python bench/throughput.py --pages {args.pages} --repeats {args.repeats} "
+        f"Command: `.venv/bin/python -m bench.throughput --pages {args.pages} --repeats {args.repeats} "
         f"--long-pages {args.long_pages}` — {args.pages} pages per crawl from the four WebKB department "
         "home pages, one replay server for all runs, runs alternating; the focused crawler's model is "
         "trained on the WebKB labels first (`scrapy train`), good = course. Stock = Scrapy's `Scheduler` "

@@ -1,11 +1,12 @@
 """A quality run's figures split by kind of topic: *site-bound* topics (the
 seeds all lie on one registered domain, as "the course pages of this
 university") against topics whose seeds span sites (see
-crawlproject.evaluation.models.value_scope_of — the same rule decides how the
+bench.topic_models.value_scope_of — the same rule decides how the
 benchmark's link-value models count targets).
 
-Reads a finished ``bench/quality.py`` run (its eval.json and topics.jsonl,
-and its crawls' history when they are still there) and prints, per task,
+Reads a finished ``bench.quality`` run's data (its eval.json and
+topics.jsonl in .cache/bench/SECTION, and its crawls' history when they are
+still there; run the section's command again to make them) and prints, per task,
 strategy and group: mean target recall and harvest rate at two budgets, and
 the median share of the crawl's status-200 pages that lie off every
 target's host. Then, per topic, each strategy's search length to half the
@@ -15,7 +16,7 @@ many topics each strategy reaches half of in at most a third of
 breadth-first's pages. Writes nothing but to standard output unless --write
 names a BENCHMARKS.md section.
 
-    .venv/bin/python bench/topic_groups.py --results bench/results/lookahead-webkb-per-site
+    .venv/bin/python -m bench.topic_groups --section lookahead-webkb-per-site
 """
 
 from __future__ import annotations
@@ -27,16 +28,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.common import write_section  # noqa: E402
-from crawlproject.classify.model import ModelError  # noqa: E402
-from crawlproject.evaluation.evaluate import read_crawl  # noqa: E402
-from crawlproject.evaluation.models import value_scope_of  # noqa: E402
-from crawlproject.evaluation.topics import Topic, read_topics  # noqa: E402
-from crawlproject.lookahead.link_value import LinkValueModel  # noqa: E402
-from crawlproject.urls import host_of  # noqa: E402
+from bench.common import write_section
+from bench.quality import data_folder
+from bench.topic_models import value_scope_of
+from crawlproject.evaluation.evaluate import read_crawl
+from crawlproject.evaluation.topics import Topic, read_topics
+from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.taxonomy_classifier import ModelError
+from crawlproject.web.urls import host_of
 
 GROUPS = {"domain": "site-bound", "any": "spanning sites"}
 BASELINE = "breadth-first"
@@ -157,16 +156,19 @@ def per_topic_table(results: Path, budget: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, required=True, help="a bench/quality.py results folder")
+    parser.add_argument("--section", required=True, help="a bench.quality section (its data: .cache/bench/SECTION)")
     parser.add_argument("--budgets", default="500,1000", help="two budgets (status-200 pages) of the run")
     parser.add_argument("--write", default="", help="BENCHMARKS.md section to write the table to")
     args = parser.parse_args()
     small, large = (int(b) for b in args.budgets.split(","))
-    body = table(args.results, (small, large)) + "\n\n" + per_topic_table(args.results, large)
+    results = data_folder(args.section)
+    if not (results / "eval.json").is_file():
+        raise SystemExit(f"no data for {args.section} in {results}: run its bench.quality command (BENCHMARKS.md) first")
+    body = table(results, (small, large)) + "\n\n" + per_topic_table(results, large)
     print(body)
     if args.write:
-        command = " ".join(["`.venv/bin/python", "bench/topic_groups.py", *sys.argv[1:]]) + "`"
-        write_section(args.write, f"### {args.results.name} by kind of topic\n\nCommand: {command}\n\n{body}")
+        command = " ".join(["`.venv/bin/python", "-m", "bench.topic_groups", *sys.argv[1:]]) + "`"
+        write_section(args.write, f"### {args.section} by kind of topic\n\nCommand: {command}\n\n{body}")
     return 0
 
 

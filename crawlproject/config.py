@@ -1,106 +1,169 @@
-"""Every ``FOCUS_*`` setting: its default, and typed getters that fail clearly.
+"""Every ``FOCUS_*`` setting: its default and its range, and typed getters
+that fail clearly.
 
-This is the one place defaults live (STYLE §2); docs/settings.md documents
-each. Components read settings through :func:`get_int`, :func:`get_float`,
-:func:`get_bool`, :func:`get_choice` and :func:`get_str` so that a bad value
-stops the crawl at start-up with a message naming the setting, its range and
-what was given, instead of failing somewhere mid-crawl.
+This is the one place defaults live (STYLE §2; the add-on installs them at
+add-on priority, so ``scrapy settings --get`` shows them); docs/settings.md
+documents each. Components read settings through :func:`get_int`,
+:func:`get_float`, :func:`get_bool`, :func:`get_choice` and :func:`get_str`,
+which check the range written here, and the add-on checks every setting
+once before the crawl starts (:func:`check_settings`), so that a bad value
+or a misspelled name stops the crawl with one line naming the setting, its
+range and what was given, instead of failing somewhere mid-crawl.
 """
 
 from __future__ import annotations
 
+import difflib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection, Iterable
 
     from scrapy.settings import BaseSettings
 
-DEFAULTS: dict[str, Any] = {
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's default and what values it takes."""
+
+    default: Any
+    kind: str = "str"  # str | int | float | bool | choice
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+def _int(default: int, minimum: int | None = 0, maximum: int | None = None) -> Setting:
+    return Setting(default, "int", minimum, maximum)
+
+
+def _float(default: float, minimum: float | None = 0.0, maximum: float | None = None) -> Setting:
+    return Setting(
+        default, "float", None if minimum is None else float(minimum), None if maximum is None else float(maximum)
+    )
+
+
+def _bool(default: bool) -> Setting:
+    return Setting(default, "bool")
+
+
+def _choice(default: str, *choices: str) -> Setting:
+    return Setting(default, "choice", choices=choices)
+
+
+def _str(default: str = "") -> Setting:
+    return Setting(default)
+
+
+SETTINGS: dict[str, Setting] = {
     # Replay (crawlproject.replay)
-    "FOCUS_REPLAY_WARC": "",
-    "FOCUS_REPLAY_PROXY": "",
-    "FOCUS_REPLAY_ROBOTS": "",
-    "FOCUS_REPLAY_FAULTS": "",
-    "FOCUS_REPLAY_AS_OF": "",
-    "FOCUS_REPLAY_LATENCY_MS": 0.0,
-    "FOCUS_REPLAY_STARTUP_TIMEOUT": 120.0,
-    # Network safety (netsafety) and spider traps
-    "FOCUS_ALLOWED_NETWORKS": "",
-    "FOCUS_MAX_SEGMENT_REPEATS": 3,
-    "FOCUS_MAX_LINKS_PER_PAGE": 1000,
-    "FOCUS_MAX_PAGES_PER_HOST": 0,
-    # Crawl scope (scope): any | domain | host of the seeds
-    "FOCUS_SCOPE": "any",
-    # The home sites of a topic bound to them (scope.HomeSites): URLs or host names
-    "FOCUS_HOME": "",
+    "FOCUS_REPLAY_WARC": _str(),
+    "FOCUS_REPLAY_PROXY": _str(),
+    "FOCUS_REPLAY_ROBOTS": _str(),
+    "FOCUS_REPLAY_FAULTS": _str(),
+    "FOCUS_REPLAY_AS_OF": _str(),
+    "FOCUS_REPLAY_LATENCY_MS": _float(0.0),
+    "FOCUS_REPLAY_STARTUP_TIMEOUT": _float(120.0, 1),
+    # Network safety (policy.netsafety) and spider traps
+    "FOCUS_ALLOWED_NETWORKS": _str(),
+    "FOCUS_MAX_SEGMENT_REPEATS": _int(3),
+    "FOCUS_MAX_LINKS_PER_PAGE": _int(1000),
+    "FOCUS_MAX_PAGES_PER_HOST": _int(0),
+    # Crawl scope (policy.scope): any | domain | host of the seeds
+    "FOCUS_SCOPE": _choice("any", "any", "domain", "host"),
+    # The home sites of a topic bound to them (policy.scope.HomeSites): URLs or host names
+    "FOCUS_HOME": _str(),
     # robots.txt (middlewares.robotstxt; Scrapy's ROBOTSTXT_OBEY turns it on)
-    "FOCUS_ROBOTSTXT_EXPIRY": 86400.0,
-    "FOCUS_ROBOTSTXT_RETRY_AFTER": 300.0,
-    "FOCUS_ROBOTSTXT_MAX_BYTES": 512000,
-    "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY": 30.0,
+    "FOCUS_ROBOTSTXT_EXPIRY": _float(86400.0, 1),
+    "FOCUS_ROBOTSTXT_RETRY_AFTER": _float(300.0, 1),
+    "FOCUS_ROBOTSTXT_MAX_BYTES": _int(512000, 1024),
+    "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY": _float(30.0),
     # Page size and type (middlewares.pagesize)
-    "FOCUS_MAX_PAGE_BYTES": 102400,
+    "FOCUS_MAX_PAGE_BYTES": _int(102400, 1024),
     # Frontier (frontier.scheduler)
-    "FOCUS_FRONTIER_BACKEND": "crawlproject.frontier.memory.MemoryFrontier",
-    "FOCUS_FRONTIER_MAX": 100000,
-    "FOCUS_FRONTIER_ORDER": "score",
-    "FOCUS_FRONTIER_HOST_BATCH": 1,
-    "FOCUS_BATCH_SIZE": 1,
-    # The shared frontier on Redis (frontier.redis)
-    "FOCUS_REDIS_KEY": "%(spider)s:frontier",
-    "FOCUS_REDIS_LEASE_SECONDS": 120.0,
-    "FOCUS_REDIS_PREFETCH": 16,
-    "FOCUS_REDIS_BATCH": 256,
-    "FOCUS_REDIS_SEEDS_KEY": "",
-    "FOCUS_OK_PAGECOUNT": 0,
-    "FOCUS_REFRESH_POLICY": "uniform",
-    "FOCUS_REFRESH_BUDGET": 100,
-    "FOCUS_INDEX_DIR": "",
-    "FOCUS_INDEX_COMMIT_PAGES": 100,
-    "FOCUS_INDEX_VOTE_WINDOW": 10,
-    "FOCUS_SEARCH_WEIGHTS": "votes:1,text:1,title:1",
-    "FOCUS_IDF_INDEX": "",
-    "FOCUS_SHARED_POLITENESS": False,
+    "FOCUS_FRONTIER_BACKEND": _str("crawlproject.frontier.memory.MemoryFrontier"),
+    "FOCUS_FRONTIER_MAX": _int(100000, 1),
+    "FOCUS_FRONTIER_ORDER": _choice("score", "score", "fifo"),
+    "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),
+    "FOCUS_BATCH_SIZE": _int(1, 1),
+    # The shared frontier on Redis (distributed)
+    "FOCUS_REDIS_KEY": _str("%(spider)s:frontier"),
+    "FOCUS_REDIS_LEASE_SECONDS": _float(120.0, 1),
+    "FOCUS_REDIS_PREFETCH": _int(16, 1),
+    "FOCUS_REDIS_BATCH": _int(256, 1),
+    "FOCUS_REDIS_SEEDS_KEY": _str(),
+    "FOCUS_SHARED_POLITENESS": _bool(False),
+    # Budgets (extensions.closespider)
+    "FOCUS_OK_PAGECOUNT": _int(0),
+    # Refresh (spiders.refresh)
+    "FOCUS_REFRESH_POLICY": _str("uniform"),
+    "FOCUS_REFRESH_BUDGET": _int(100, 1),
+    # Search index (pipelines.index, search)
+    "FOCUS_INDEX_DIR": _str(),
+    "FOCUS_INDEX_COMMIT_PAGES": _int(100, 1),
+    "FOCUS_INDEX_VOTE_WINDOW": _int(10),
+    "FOCUS_SEARCH_WEIGHTS": _str("votes:1,text:1,title:1"),
+    "FOCUS_IDF_INDEX": _str(),
     # Strategy and text
-    "FOCUS_STRATEGY": "",
-    "FOCUS_STEMMING": True,
-    "FOCUS_SHARK_GAMMA": 0.7,
-    "FOCUS_SHARK_DELTA": 0.5,
-    "FOCUS_SHARK_BETA": 0.8,
-    "FOCUS_SHARK_DEPTH": 3,
-    "FOCUS_CONTEXT_WORDS": 10,
-    "FOCUS_RANDOM_SEED": 0,
-    "FOCUS_LINK_VALUE_ONLINE": True,
-    "FOCUS_LINK_VALUE_SIBLINGS": True,
-    "FOCUS_LEARN_MEMORY": 200000,
-    "FOCUS_INFOSPIDERS_AGENTS": 8,
-    "FOCUS_INFOSPIDERS_MAX_AGENTS": 64,
-    "FOCUS_INFOSPIDERS_ALPHA": 0.5,
-    "FOCUS_INFOSPIDERS_BETA": 5.0,
-    "FOCUS_INFOSPIDERS_HIDDEN": 4,
-    "FOCUS_INFOSPIDERS_LEARNING_RATE": 0.1,
-    "FOCUS_ORACLE_WARC": "",
-    "FOCUS_CACHE_DIR": ".cache",
+    "FOCUS_STRATEGY": _str(),
+    "FOCUS_STEMMING": _bool(True),
+    "FOCUS_SHARK_GAMMA": _float(0.7, 0, 1),
+    "FOCUS_SHARK_DELTA": _float(0.5, 0, 1),
+    "FOCUS_SHARK_BETA": _float(0.8, 0, 1),
+    "FOCUS_SHARK_DEPTH": _int(3, 1),
+    "FOCUS_CONTEXT_WORDS": _int(10),
+    "FOCUS_RANDOM_SEED": _int(0, None),
+    "FOCUS_LINK_VALUE_ONLINE": _bool(True),
+    "FOCUS_LINK_VALUE_SIBLINGS": _bool(True),
+    "FOCUS_LEARN_MEMORY": _int(200000),
+    "FOCUS_INFOSPIDERS_AGENTS": _int(8, 1),
+    "FOCUS_INFOSPIDERS_MAX_AGENTS": _int(64, 1),
+    "FOCUS_INFOSPIDERS_ALPHA": _float(0.5, 0, 1),
+    "FOCUS_INFOSPIDERS_BETA": _float(5.0),
+    "FOCUS_INFOSPIDERS_HIDDEN": _int(4, 1),
+    "FOCUS_INFOSPIDERS_LEARNING_RATE": _float(0.1),
+    "FOCUS_ORACLE_WARC": _str(),
+    "FOCUS_CACHE_DIR": _str(".cache"),
     # Focused crawler (strategies.focused, spiders.focused)
-    "FOCUS_MODEL": "",
-    "FOCUS_GOOD": "",
-    "FOCUS_FOCUS_MODE": "soft",
-    "FOCUS_HARD_RESERVE": False,
-    "FOCUS_CLASSIFY_BATCH": 16,
-    "FOCUS_CLASSIFY_WAIT": 0.02,
-    "FOCUS_DISTILL_EVERY": 0,
-    "FOCUS_DISTILL_HUBS": 10,
-    "FOCUS_DISTILL_SAME_HOST": False,
-    "FOCUS_RETRAIN_EVERY": 0,
-    "FOCUS_RETRAIN_CONFIDENCE": 0.9,
-    "FOCUS_RETRAIN_RESCORE_RATIO": 0.5,
+    "FOCUS_MODEL": _str(),
+    "FOCUS_GOOD": _str(),
+    "FOCUS_FOCUS_MODE": _choice("soft", "soft", "hard"),
+    "FOCUS_HARD_RESERVE": _bool(False),
+    "FOCUS_CLASSIFY_BATCH": _int(16, 1),
+    "FOCUS_CLASSIFY_WAIT": _float(0.02),
+    "FOCUS_DISTILL_EVERY": _int(0),
+    "FOCUS_DISTILL_HUBS": _int(10, 1),
+    "FOCUS_DISTILL_SAME_HOST": _bool(False),
+    "FOCUS_RETRAIN_EVERY": _int(0),
+    "FOCUS_RETRAIN_CONFIDENCE": _float(0.9, 0, 1),
+    "FOCUS_RETRAIN_RESCORE_RATIO": _float(0.5),
     # Output (pipelines, extensions)
-    "FOCUS_OUTPUT_DIR": "crawls/%(name)s-%(job)s",
-    "FOCUS_STORE_PAGES": True,
-    "FOCUS_WARC_OUTPUT": False,
-    "FOCUS_LABELS": "",
-    "FOCUS_RELEVANT": "",
+    "FOCUS_OUTPUT_DIR": _str("crawls/%(name)s-%(job)s"),
+    "FOCUS_STORE_PAGES": _bool(True),
+    "FOCUS_WARC_OUTPUT": _bool(False),
+    "FOCUS_LABELS": _str(),
+    "FOCUS_RELEVANT": _str(),
+}
+DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
+
+#: Scrapy's own settings whose values a focused crawl relies on, with their
+#: ranges: a negative budget would otherwise mean "no budget at all".
+#: 0 keeps Scrapy's meaning (no limit) where Scrapy gives it one.
+SCRAPY_RANGES: dict[str, Setting] = {
+    "CLOSESPIDER_PAGECOUNT": _int(0),
+    "CLOSESPIDER_ITEMCOUNT": _int(0),
+    "CLOSESPIDER_ERRORCOUNT": _int(0),
+    "CLOSESPIDER_TIMEOUT": _float(0.0),
+    "CONCURRENT_REQUESTS": _int(16, 1),
+    "CONCURRENT_REQUESTS_PER_DOMAIN": _int(8, 1),
+    "DOWNLOAD_DELAY": _float(0.0),
+    "DOWNLOAD_TIMEOUT": Setting(180.0, "float", 0.001),
+    "DEPTH_LIMIT": _int(0),
+    "RETRY_TIMES": _int(2),
+    "REDIRECT_MAX_TIMES": _int(20),
+    "URLLENGTH_LIMIT": _int(2083),
+    "LOGSTATS_INTERVAL": _float(60.0),
 }
 
 
@@ -108,17 +171,26 @@ class SettingsError(ValueError):
     """A setting or spider argument has a value the crawler cannot use."""
 
 
-def _raw(settings: BaseSettings, name: str) -> Any:
-    if name not in DEFAULTS:
+def _spec(name: str) -> Setting:
+    spec = SETTINGS.get(name) or SCRAPY_RANGES.get(name)
+    if spec is None:
         raise KeyError(f"{name} is not a crawlproject setting")
+    return spec
+
+
+def _raw(settings: BaseSettings, name: str) -> Any:
+    spec = _spec(name)
     value = settings.get(name)
-    return DEFAULTS[name] if value is None else value
+    return spec.default if value is None else value
 
 
 def get_int(
     settings: BaseSettings, name: str, minimum: int | None = None, maximum: int | None = None
 ) -> int:
+    """The whole number *name* holds, within its range (this module's, or
+    *minimum* / *maximum* when a caller asks for a narrower one)."""
     raw = _raw(settings, name)
+    minimum, maximum = _bounds(name, minimum, maximum)
     try:
         value = int(raw)
         if isinstance(raw, float) and raw != value:
@@ -138,6 +210,7 @@ def get_float(
     maximum: float | None = None,
 ) -> float:
     raw = _raw(settings, name)
+    minimum, maximum = _bounds(name, minimum, maximum)
     try:
         value = float(raw)
     except (TypeError, ValueError):
@@ -166,8 +239,9 @@ def get_bool(settings: BaseSettings, name: str) -> bool:
     raise SettingsError(f"{name} must be true or false, got {raw!r}")
 
 
-def get_choice(settings: BaseSettings, name: str, choices: Collection[str]) -> str:
+def get_choice(settings: BaseSettings, name: str, choices: Collection[str] = ()) -> str:
     raw = str(_raw(settings, name)).strip().lower()
+    choices = choices or _spec(name).choices
     if raw not in choices:
         raise SettingsError(
             f"{name} must be one of {', '.join(sorted(choices))}, got {raw!r}"
@@ -177,6 +251,45 @@ def get_choice(settings: BaseSettings, name: str, choices: Collection[str]) -> s
 
 def get_str(settings: BaseSettings, name: str) -> str:
     return str(_raw(settings, name) or "")
+
+
+_GETTERS: dict[str, Callable[..., Any]] = {"int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str}
+
+
+def check_settings(settings: BaseSettings, known: Iterable[str] = ()) -> None:
+    """Check every setting once, before a crawl starts: each ``FOCUS_*``
+    name is one of ours (*known* adds names other components declare) and
+    each value — ours, and the Scrapy settings of :data:`SCRAPY_RANGES` —
+    is in its range. Raise :class:`SettingsError` on the first problem."""
+    ours = set(SETTINGS) | set(known)
+    for name in sorted(settings.attributes):
+        if name.startswith("FOCUS_") and name not in ours:
+            close = difflib.get_close_matches(name, sorted(ours), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise SettingsError(f"unknown setting {name}{hint} (every FOCUS_* setting is in docs/settings.md)")
+    for name, spec in (*SETTINGS.items(), *SCRAPY_RANGES.items()):
+        if spec.kind in ("int", "float") and settings.get(name) is None:
+            continue  # unset: the default, which is in range
+        _GETTERS[spec.kind](settings, name)
+
+
+def load_class(settings: BaseSettings, name: str) -> Any:
+    """The class or function the import path in setting *name* names, or
+    one line saying why it cannot be had."""
+    from scrapy.utils.misc import load_object
+
+    path = get_str(settings, name)
+    try:
+        return load_object(path)
+    except ValueError:
+        raise SettingsError(f"{name}={path!r} is not a full import path (module.Name)") from None
+    except (ImportError, NameError, AttributeError) as exc:
+        raise SettingsError(f"{name}={path!r} cannot be imported: {exc}") from None
+
+
+def _bounds(name: str, minimum: float | None, maximum: float | None) -> tuple[Any, Any]:
+    spec = _spec(name)
+    return (spec.minimum if minimum is None else minimum, spec.maximum if maximum is None else maximum)
 
 
 def _range(minimum: float | None, maximum: float | None) -> str:

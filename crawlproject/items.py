@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
 import scrapy
+
+from crawlproject.web import meta as keys
+from crawlproject.web.page import page_key
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+    from crawlproject.web.page import Link, Page
 
 #: Fields that carry raw content for the pipelines that store it; they are
 #: removed before the item is exported (see pipelines.raw).
@@ -30,3 +44,83 @@ class PageItem(scrapy.Item):
     body = scrapy.Field()
     headers = scrapy.Field()  # list of (name, value) pairs, as received
     outlinks = scrapy.Field()  # list of (canonical URL, anchor text)
+
+    @classmethod
+    def of_response(
+        cls, response: Response, page: Page, relevance: float | None, links: list[Link], order: int
+    ) -> PageItem:
+        """The record of a page fetched (any status)."""
+        meta = response.meta
+        redirects = meta.get("redirect_urls") or []
+        headers = response.headers
+        return cls(
+            url=response.url,
+            canonical_url=page.key,
+            requested_url=redirects[0] if redirects else response.request.url,  # type: ignore[union-attr]
+            status=response.status,
+            error=None,
+            order=order,
+            depth=meta.get("depth", 0),
+            parent_url=meta.get(keys.PARENT),
+            score=finite(meta.get(keys.SCORE)),
+            relevance=relevance,
+            fetched_at=now(),
+            content_type=_header(headers, b"Content-Type"),
+            size=len(response.body),
+            truncated="truncated" in response.flags,
+            last_modified=_header(headers, b"Last-Modified"),
+            outlink_count=len(links),
+            body=response.body,
+            headers=[
+                (name.decode("latin-1"), value.decode("latin-1"))
+                for name, values in headers.items()
+                for value in values
+            ],
+            outlinks=[(link.key, link.anchor) for link in links],
+        )
+
+    @classmethod
+    def of_failure(cls, request: Request, failure: Failure, order: int) -> PageItem:
+        """The record of a fetch that failed (dead host, timeout)."""
+        return cls(
+            url=request.url,
+            canonical_url=page_key(request.url, request.meta),
+            requested_url=(request.meta.get("redirect_urls") or [request.url])[0],
+            status=None,
+            error=f"{getattr(failure.type, '__name__', 'Error')}: {failure.getErrorMessage()}"[:500],
+            order=order,
+            depth=request.meta.get("depth", 0),
+            parent_url=request.meta.get(keys.PARENT),
+            score=finite(request.meta.get(keys.SCORE)),
+            relevance=None,
+            fetched_at=now(),
+            content_type=None,
+            size=0,
+            truncated=False,
+            last_modified=None,
+            outlink_count=0,
+            body=b"",
+            headers=[],
+            outlinks=[],
+        )
+
+
+def finite(score: Any) -> float | None:
+    """A score as recorded: ``None`` for none, and for a seed's +∞.
+
+    >>> finite(float("inf")), finite("0.5"), finite(None)
+    (None, 0.5, None)
+    """
+    if score is None:
+        return None
+    score = float(score)
+    return score if math.isfinite(score) else None
+
+
+def _header(headers: Any, name: bytes) -> str | None:
+    value = headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -61,10 +61,27 @@ def engine_of(crawler: Crawler) -> Any:
         return None
 
 
-def download_slot(crawler: Crawler, request: Request) -> Any:
-    """The downloader slot *request* will use, created if need be (what
-    AutoThrottle reads too: ``Downloader.slots`` and ``get_slot_key``)."""
+def slot_key(crawler: Crawler, request: Request) -> str:
+    """The key of the download slot *request* will use (AutoThrottle reads
+    it the same way: ``Downloader.get_slot_key``)."""
+    return str(crawler.engine.downloader.get_slot_key(request))  # type: ignore[union-attr]
+
+
+def hold_slot_delay(crawler: Crawler, request: Request, floor: float) -> None:
+    """Make the download slot of *request*, if it exists yet, wait at least
+    *floor* seconds between two requests, its random jitter never taking
+    it below (``Downloader.slots``, ``Slot.delay``, ``Slot.jitter``)."""
     downloader = crawler.engine.downloader  # type: ignore[union-attr]
-    key = downloader.get_slot_key(request)
-    slot = downloader.slots.get(key)
-    return key, slot
+    slot = downloader.slots.get(downloader.get_slot_key(request))
+    if slot is None:
+        return
+    if slot.delay < floor:
+        slot.delay = floor
+    if slot.delay * (1 - slot.jitter) < floor:
+        slot.jitter = 0.0
+
+
+def downloads_in_flight(crawler: Crawler) -> int:
+    """Requests the downloader holds now (``Downloader.active``)."""
+    engine = engine_of(crawler)
+    return len(engine.downloader.active) if engine is not None else 0

@@ -4,3 +4,8 @@
 #: ``scorer(url: str, score: float, meta: dict | None) -> float``, where
 #: meta is the queued request's meta (read it, do not change it).
 frontier_rescore = object()
+
+#: robots.txt asks a host for at least *delay* seconds between two requests
+#: (Crawl-delay, Request-rate). Arguments: ``host: str``, ``delay: float``.
+#: The download handler holds requests to the host back accordingly.
+host_delay_floor = object()

@@ -5,8 +5,8 @@ politeness) in Redis. Prints each worker's progress while they run, and at
 the end the pages each fetched, the union's harvest rate (with labels) and
 pages fetched twice (none, by design).
 
-    .venv/bin/python scripts/cluster.py --workers 3 --pages 600
-    .venv/bin/python scripts/cluster.py --redis-url redis://10.0.0.5:6379 --scrapyd-url http://10.0.0.6:6800 ...
+    .venv/bin/python -m scripts.cluster --workers 3 --pages 600
+    .venv/bin/python -m scripts.cluster --redis-url redis://10.0.0.5:6379 --scrapyd-url http://10.0.0.6:6800 ...
 
 By default it starts everything itself on loopback (redis-server from
 Debian, Scrapyd from the venv, the replay of ``--corpus``) and stops it at
@@ -28,14 +28,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES  # noqa: E402
-from crawlproject.labels import is_relevant, load_labels, parse_categories  # noqa: E402
-from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
-from crawlproject.replay.process import ReplayProcess  # noqa: E402
-from crawlproject.servers import RedisServer, ScrapydServer  # noqa: E402
+from bench.common import ROOT
+from bench.corpora import WEBKB_DEPARTMENT_HOMES
+from bench.servers import RedisServer, ScrapydServer
+from crawlproject.corpus.labels import is_relevant, load_labels, parse_categories
+from crawlproject.replay import LOOPBACK_SPEED
+from crawlproject.replay.process import ReplayProcess
 
 PROJECT = "crawlproject"
 
@@ -111,7 +109,7 @@ def main() -> int:
         deploy(scrapyd_url)
         scrapyd = Scrapyd(scrapyd_url)
         settings: dict[str, Any] = {
-            "FOCUS_FRONTIER_BACKEND": "crawlproject.frontier.redis.RedisFrontier",
+            "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
             "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key, "FOCUS_SHARED_POLITENESS": True,
             "FOCUS_REPLAY_PROXY": proxy, "CLOSESPIDER_ITEMCOUNT": args.pages // args.workers,
             "FOCUS_OUTPUT_DIR": str(args.folder / "%(name)s-%(job)s"), "LOGSTATS_INTERVAL": 5,

@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES as SEEDS  # noqa: E402
-from crawlproject.replay import LOOPBACK_SPEED  # noqa: E402
+from bench.common import ROOT
+from bench.corpora import WEBKB_DEPARTMENT_HOMES as SEEDS
+from crawlproject.replay import LOOPBACK_SPEED
 
 QUERY = "course syllabus lecture homework"
 

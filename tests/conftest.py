@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
@@ -19,12 +21,13 @@ from scrapy.utils.test import get_crawler
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawlproject.evaluation.corpus import WEBKB_DEPARTMENT_HOMES
+from bench.corpora import WEBKB_DEPARTMENT_HOMES
 from crawlproject.frontier.scheduler import FrontierScheduler
 from crawlproject.replay import LOOPBACK_SPEED
 from crawlproject.replay.process import ReplayProcess
 
 ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
 CORPUS = Path(os.environ.get("CRAWLPROJECT_CORPUS", ROOT.parent / "shared" / "corpora" / "webkb"))
 WEBKB_WARC = CORPUS / "webkb.warc.gz"
 WEBKB_LABELS = CORPUS / "labels.tsv"
@@ -47,7 +50,7 @@ def webkb_replay(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(scope="session")
 def redis_server() -> Any:
     """A real redis-server (Debian's, installed by `make setup`) for the session."""
-    from crawlproject.servers import RedisServer
+    from bench.servers import RedisServer
 
     with RedisServer() as server:
         yield server
@@ -157,3 +160,50 @@ def served(access_log: Path) -> list[tuple[float, str, str]]:
     order of arrival (a line is written when the answer goes out)."""
     rows = [line.split("\t") for line in access_log.read_text().splitlines()]
     return sorted(((float(t), url, status) for t, _, url, status in rows), key=lambda row: row[0])
+
+
+class SlowTcpProxy:
+    """A TCP proxy on loopback that holds every chunk *delay* seconds before
+    passing it on, both ways: a server far away (a slow Redis)."""
+
+    def __init__(self, target_port: int, delay: float):
+        import socket
+        import threading
+
+        self.target_port, self.delay = target_port, delay
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: Any, sink: Any) -> None:
+        try:
+            while chunk := source.recv(65536):
+                time.sleep(self.delay)
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self.listener.close()

@@ -1,4 +1,4 @@
-"""The hierarchical naive Bayes taxonomy classifier (crawlproject.classify)."""
+"""The hierarchical naive Bayes taxonomy classifier (crawlproject.models)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
-from crawlproject.classify.taxonomy import Taxonomy, TaxonomyError
+from crawlproject.models.taxonomy import Taxonomy, TaxonomyError
+from crawlproject.models.taxonomy_classifier import ModelError, ModelSettings, TaxonomyClassifier
 
 # A hand-built 3-level taxonomy: root → a, b; a → a/x, a/y; a/x → a/x/1, a/x/2.
 CATEGORIES = ["a/x/1", "a/x/2", "a/y", "b", "a/x/1"]
@@ -120,7 +120,7 @@ def test_bad_model_files_give_clear_errors(tmp_path: Path) -> None:
         TaxonomyClassifier.load(tmp_path / "missing.npz")
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"this is not a pickle")
-    with pytest.raises(ModelError, match="not a readable model file"):
+    with pytest.raises(ModelError, match="is not a crawlproject model file"):
         TaxonomyClassifier.load(garbage)
     other = tmp_path / "other.npz"
     with other.open("wb") as f:
@@ -130,7 +130,7 @@ def test_bad_model_files_give_clear_errors(tmp_path: Path) -> None:
     pickled = tmp_path / "pickled.npz"
     with pickled.open("wb") as f:
         np.savez(f, meta=np.array([{"format": "x"}], dtype=object))  # needs pickle to load
-    with pytest.raises(ModelError, match="not a readable model file"):
+    with pytest.raises(ModelError, match="is not a crawlproject model file"):
         TaxonomyClassifier.load(pickled)
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from twisted.internet import task
 
-from crawlproject.classify.batching import MicroBatcher
-from crawlproject.classify.model import ModelSettings
-from crawlproject.classify.training import examples_from_warc, format_report, holdout_report
-from crawlproject.evaluation.corpus import Corpus
-from crawlproject.evaluation.models import good_category, topic_training_examples
+from bench.topic_models import good_category, topic_training_examples
+from crawlproject.corpus.reader import Corpus
 from crawlproject.evaluation.topics import Topic
+from crawlproject.models.examples import examples_from_warc, format_report, holdout_report
+from crawlproject.models.taxonomy_classifier import ModelSettings
+from crawlproject.spiders.batching import MicroBatcher
 from tests.conftest import html, write_warc
 
 WORDS = {
@@ -36,7 +36,7 @@ def synthetic(n_per_category: int = 12) -> tuple[list[str], list[str]]:
 
 
 def test_holdout_report_measures_every_level_of_a_three_level_taxonomy() -> None:
-    from crawlproject.classify.training import Examples
+    from crawlproject.models.examples import Examples
 
     texts, categories = synthetic()
     examples = Examples([f"http://x/{i}" for i in range(len(texts))], texts, categories)
@@ -84,8 +84,8 @@ def test_topic_models_never_see_the_topics_hosts_except_its_seeds() -> None:
 
 
 def test_label_disjoint_models_see_every_page_but_no_label_of_the_topic_but_its_seeds() -> None:
-    from crawlproject.evaluation.models import topic_training_graph
-    from crawlproject.lookahead.training import LinkRecord, TrainingGraph
+    from bench.topic_models import topic_training_graph
+    from crawlproject.models.training_graph import LinkRecord, TrainingGraph
 
     corpus = Corpus(labels={
         "http://u1.edu/c1": "course/u1", "http://u1.edu/c2": "course/u1", "http://u1.edu/f": "faculty/u1",

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from crawlproject.classify.model import TaxonomyClassifier
-from crawlproject.middlewares.pagesize import is_html_content_type
+from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+from crawlproject.web.content import is_html_content_type
 from tests.conftest import (
     ROOT,
     UNIVERSITY_HOMES,
@@ -133,7 +133,7 @@ def test_train_from_a_crawls_page_repository(tmp_path: Path, soft_crawl: CrawlRe
 
 
 def _labelled() -> set[str]:
-    from crawlproject.labels import load_labels
+    from crawlproject.corpus.labels import load_labels
 
     return set(load_labels(WEBKB_LABELS))
 
@@ -145,7 +145,7 @@ def _labelled() -> set[str]:
         (["-a", "good=course"], "the focused crawler needs a model"),
         (["-a", "model=MODEL"], "needs good categories"),
         (["-a", "model=MODEL", "-a", "good=courses"], "'courses' is not in the taxonomy; its top categories are: course,"),
-        (["-a", "model=GARBAGE", "-a", "good=course"], "is not a readable model file"),
+        (["-a", "model=GARBAGE", "-a", "good=course"], "is not a crawlproject model file"),
     ],
 )
 def test_bad_focused_crawler_input_stops_with_a_clear_error(
@@ -171,7 +171,7 @@ def test_bad_train_input_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_failing_classifier_is_counted_and_loses_no_page(tmp_path: Path, webkb_replay: Any) -> None:
     import numpy as np
 
-    from crawlproject.classify.model import ModelSettings
+    from crawlproject.models.taxonomy_classifier import ModelSettings
 
     texts = ["course homework lecture", "course syllabus", "student resume", "student hobbies"]
     broken = TaxonomyClassifier(ModelSettings(features="hashing", n_features=2**10))

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from crawlproject.lookahead.context_graph import ContextGraphModel
-from crawlproject.lookahead.link_value import LinkValueModel
-from crawlproject.scope import site_of
+from crawlproject.models.context_graph import ContextGraphModel
+from crawlproject.models.link_value import LinkValueModel
+from crawlproject.policy.scope import site_of
 from crawlproject.strategies.infospiders import DEAD_PENALTY
 from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run_crawl
 

@@ -222,3 +222,35 @@ def test_page_budget_counts_pages_not_robots_txt_fetches(webkb_replay: ReplayPro
     robots_fetches = int(re.search(r"'robotstxt/request_count': (\d+)", result.log)[1])  # type: ignore[index]
     assert robots_fetches >= 4  # one per university host at least
     assert len(result.history) == 40
+
+
+def test_crawl_delay_holds_for_every_request_redirects_and_retries_included(tmp_path: Path) -> None:
+    """DOWNLOAD_DELAY=0 and 8 requests per host: robots.txt's Crawl-delay is
+    still the least gap between any two requests to the host — the first
+    pages, redirects and retries included (issue 27: 64 ms once in 330)."""
+    html_type = [("Content-Type", "text/html")]
+    pages: list[tuple[str, int, list[tuple[str, str]], bytes]] = [
+        ("http://slow.test/", 200, html_type, html(" ".join(f'<a href="/p{i}/">p{i}</a>' for i in range(60))))
+    ]
+    for i in range(60):
+        if i % 3 == 0:  # a directory whose index redirects, as /gallery/ did
+            pages.append((f"http://slow.test/p{i}/", 301, [("Location", f"http://slow.test/p{i}/index.html")], b""))
+            pages.append((f"http://slow.test/p{i}/index.html", 200, html_type, html(f"page {i}")))
+        elif i % 3 == 1:  # answered 503: retried once
+            pages.append((f"http://slow.test/p{i}/", 503, html_type, html("busy")))
+        else:
+            pages.append((f"http://slow.test/p{i}/", 200, html_type, html(f"page {i}")))
+    warc = write_warc(tmp_path / "slow.warc.gz", pages)
+    rules = tmp_path / "robots.txt"
+    rules.write_text("User-agent: *\nCrawl-delay: 0.2\n")
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(warc), robots=str(rules), access_log=str(log)) as replay:
+        result = run_crawl(
+            "breadthfirst", tmp_path / "out", ["http://slow.test/"], replay.proxy_url,
+            settings={"LOG_LEVEL": "DEBUG", "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+                      "RETRY_TIMES": 1, "RETRY_HTTP_CODES": "503"},
+        )
+    assert result.returncode == 0, result.log[-3000:]
+    gaps = gaps_as_sent(result.log, served(log), "http://slow.test/")
+    assert len(gaps) >= 60 + 20 + 20  # every page, the redirects' targets and the retries
+    assert min(gaps) >= 0.2 - 0.01, sorted(gaps)[:5]

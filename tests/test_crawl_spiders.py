@@ -102,7 +102,7 @@ def test_no_crash_over_every_page_of_webkb(webkb_replay: ReplayProcess, tmp_path
     )
     assert result.returncode == 0, result.log[-3000:]
     assert "Traceback" not in result.log and " ERROR: " not in result.log
-    from crawlproject.urls import canonicalize
+    from crawlproject.web.urls import canonicalize
 
     requested = {canonicalize(r["requested_url"]) for r in result.history}
     landed = {r["canonical_url"] for r in result.history}

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawlproject.evaluation.runner import CrawlJob, Variant, run_crawl_job
+from bench.runner import CrawlJob, Variant, run_crawl_job
 from crawlproject.evaluation.topics import read_topics
 from crawlproject.replay.process import ReplayProcess
 from tests.conftest import ROOT, WEBKB_LABELS, WEBKB_WARC

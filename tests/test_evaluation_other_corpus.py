@@ -58,17 +58,19 @@ def test_quality_benchmark_runs_unchanged_on_another_corpus(tmp_path: Path) -> N
     corpus = tmp_path / "generated"
     corpus.mkdir()
     generated_corpus(corpus)
-    out = tmp_path / "results"
+    out, data = tmp_path / "results", tmp_path / "data"
     done = subprocess.run(  # noqa: S603
-        [sys.executable, "bench/quality.py", "--corpus", str(corpus), "--topics", "3",
+        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "3",
          "--budgets", "10,30", "--strategies", "breadth-first,best-first,path-oracle",
-         "--no-write", "--out", str(out)],
+         "--no-write", "--out", str(out), "--data", str(data)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    topics = [json.loads(line) for line in (out / "topics.jsonl").read_text().splitlines()]
+    topics = [json.loads(line) for line in (data / "topics.jsonl").read_text().splitlines()]
     assert len(topics) == 3
-    result = json.loads((out / "eval.json").read_text())
+    assert (out / "topic-ids.txt").read_text().split() == [t["id"] for t in topics]
+    result = json.loads((data / "eval.json").read_text())
+    assert len((out / "per-topic.tsv").read_text().splitlines()) == 1 + len(result["crawls"]) * 2
     categories = {t["category"] for t in topics}
     assert categories <= {"arts", "arts/music", "arts/music/jazz", "arts/music/opera", "arts/film",
                           "science", "science/physics", "science/physics/optics", "science/biology", "portal"}

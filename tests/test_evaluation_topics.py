@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlproject.evaluation.corpus import Corpus
+from crawlproject.corpus.reader import Corpus
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl
 from crawlproject.evaluation.topics import derive_topics, read_topics, seed_terms, write_topics
 

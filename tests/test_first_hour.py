@@ -181,6 +181,21 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
         (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
          "scrapy crawl: error: FOCUS_REPLAY_PROXY http://127.0.0.1:9 does not answer (Connection refused): start it "
          "with `scrapy replay --warc FILE --port PORT`, or set FOCUS_REPLAY_WARC instead"),
+        # issue 27: a misspelled name, a negative budget, strategies and frontiers that are not there
+        (["-a", "query=course"], {"FOCUS_FRONTEIR_MAX": "5"},
+         "scrapy crawl: error: unknown setting FOCUS_FRONTEIR_MAX; did you mean FOCUS_FRONTIER_MAX? "
+         "(every FOCUS_* setting is in docs/settings.md)"),
+        (["-a", "query=course"], {"CLOSESPIDER_PAGECOUNT": "-5"},
+         "scrapy crawl: error: CLOSESPIDER_PAGECOUNT must be ≥ 0, got -5"),
+        (["-a", "query=course"], {"FOCUS_STRATEGY": "crawlproject.nope.Nope"},
+         "scrapy crawl: error: FOCUS_STRATEGY='crawlproject.nope.Nope' cannot be imported: "
+         "No module named 'crawlproject.nope'"),
+        (["-a", "query=course"], {"FOCUS_STRATEGY": "sharksearch"},
+         "scrapy crawl: error: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a "
+         "strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-value, "
+         "oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class"),
+        (["-a", "query=course"], {"FOCUS_FRONTIER_BACKEND": "foo.Bar"},
+         "scrapy crawl: error: FOCUS_FRONTIER_BACKEND='foo.Bar' cannot be imported: No module named 'foo'"),
         (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1.evil.example:80"},
          "scrapy crawl: error: FOCUS_REPLAY_PROXY must be http://127.0.0.1:PORT (a loopback address and a port), "
          "got 'http://127.0.0.1.evil.example:80'"),
@@ -196,6 +211,53 @@ def test_start_up_mistakes_stop_with_one_line(
     assert "Traceback" not in completed.stderr and "Task exception" not in completed.stderr
 
 
+def test_an_unknown_spider_is_one_line_with_a_suggestion() -> None:
+    completed = scrapy("crawl", "bestfrist")
+    assert completed.returncode == 2
+    assert last_line(completed).startswith(
+        "scrapy crawl: error: no spider named 'bestfrist': did you mean 'bestfirst'? The project's spiders: bestfirst,"
+    )
+    assert "Traceback" not in completed.stderr
+
+
+def test_a_model_file_that_is_not_ours_says_so(tmp_path: Path) -> None:
+    garbage = tmp_path / "model.npz"
+    garbage.write_bytes(b"\x80\x04 certainly not a model" * 50)
+    completed = scrapy("crawl", "focused", "-a", f"seeds={CORNELL}", "-a", f"model={garbage}", "-a", "good=course",
+                       settings={"FOCUS_OUTPUT_DIR": str(tmp_path / "out")})
+    assert completed.returncode == 2
+    assert last_line(completed) == (
+        f"scrapy crawl: error: {garbage} is not a crawlproject model file (a model is a .npz of arrays and JSON); "
+        "train one with `scrapy train`"
+    )
+    assert "allow_pickle" not in completed.stderr
+
+
+def test_settings_shows_the_add_ons_defaults() -> None:
+    shown = scrapy("settings", "--get", "FOCUS_FRONTIER_MAX")
+    assert shown.returncode == 0 and shown.stdout.strip() == "100000"
+    assert scrapy("settings", "--get", "SCHEDULER").stdout.strip() == "crawlproject.frontier.scheduler.FrontierScheduler"
+    assert scrapy("settings", "--getbool", "REMOTE_CONTROL_ENABLED").stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("command", ["train", "replay"])
+def test_help_headings_are_the_sections_only(command: str) -> None:
+    shown = scrapy(command, "-h")
+    lines = shown.stdout.splitlines()
+    headings = [lines[i - 1] for i, line in enumerate(lines) if i and set(line) in ({"="}, {"-"})]
+    assert set(headings) <= {"Usage", "Options", "Global Options", "Look-ahead models (--kind context-graph | link-value)"}
+    assert "Options" in headings
+
+
+def test_the_remote_control_server_is_off_unless_asked_for(webkb_replay: Any, tmp_path: Path) -> None:
+    quiet = run_crawl("breadthfirst", tmp_path / "a", [CORNELL], webkb_replay.proxy_url,
+                      settings={"CLOSESPIDER_ITEMCOUNT": 5})
+    assert quiet.returncode == 0 and "Remote control HTTP server" not in quiet.log
+    asked = run_crawl("breadthfirst", tmp_path / "b", [CORNELL], webkb_replay.proxy_url,
+                      settings={"CLOSESPIDER_ITEMCOUNT": 5, "REMOTE_CONTROL_ENABLED": True})
+    assert asked.returncode == 0 and "Remote control HTTP server listening" in asked.log
+
+
 def _replays_of(warc: Path) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
@@ -208,11 +270,17 @@ def _replays_of(warc: Path) -> list[psutil.Process]:
 def test_a_crawl_that_fails_at_start_up_leaves_no_replay_running(tmp_path: Path) -> None:
     warc = tmp_path / "mine.warc.gz"
     shutil.copy(WEBKB_WARC, warc)
+    # A JOBDIR whose frontier is not one: found when the frontier opens, after the replay started.
+    frontier = tmp_path / "job" / "frontier.sqlite"
+    frontier.parent.mkdir()
+    frontier.write_bytes(b"not a database" * 100)
     completed = scrapy("crawl", "bestfirst", "-a", f"seeds={CORNELL}", "-a", "query=course",
-                       settings={"FOCUS_REPLAY_WARC": str(warc), "FOCUS_FRONTIER_MAX": "0",
+                       settings={"FOCUS_REPLAY_WARC": str(warc), "JOBDIR": str(tmp_path / "job"),
                                  "FOCUS_OUTPUT_DIR": str(tmp_path / "out")})
     assert completed.returncode == 2, completed.stderr[-2000:]
-    assert last_line(completed) == "scrapy crawl: error: FOCUS_FRONTIER_MAX must be ≥ 1, got 0"
+    assert last_line(completed) == (
+        f"scrapy crawl: error: {frontier} is not a crawlproject frontier (file is not a database); start a new JOBDIR"
+    )
     assert "Replaying" in completed.stderr  # it had started
     assert _replays_of(warc) == []
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
+from bench.servers import RedisServer  # noqa: TC001 (a fixture's type)
+from crawlproject.distributed.frontier import RedisFrontier
 from crawlproject.frontier.memory import MemoryFrontier
-from crawlproject.frontier.redis import RedisFrontier
-from crawlproject.servers import RedisServer  # noqa: TC001 (a fixture's type)
 
 Factory = Callable[..., Any]
 _names = itertools.count()
@@ -195,3 +195,28 @@ def test_a_restarted_redis_gets_its_scripts_again(redis_server: RedisServer) -> 
     client.script_flush()  # what a restart of redis-server does to cached scripts
     frontier.push("http://h/b", 0.9)
     assert drain(frontier) == ["http://h/b", "http://h/a"]
+
+
+def test_the_redis_frontier_rescores_off_the_reactor(redis_server: RedisServer) -> None:
+    """In a crawl the scan runs in a thread: rescore() hands it over and
+    returns; the queue is re-scored when the thread has run it."""
+    handed: list[Any] = []
+
+    def in_thread(function: Any, *args: Any) -> Any:
+        from twisted.internet.defer import Deferred
+
+        handed.append((function, args))
+        return Deferred()
+
+    frontier = RedisFrontier(redis.Redis.from_url(redis_server.url), "rescore-thread", 1000, in_thread=in_thread)
+    frontier.open()
+    for i in range(5):
+        frontier.push(f"http://h/{i}", i / 10)
+    frontier.flush()
+    frontier.rescore(lambda key, score, payload: 1 - score)
+    frontier.rescore(lambda key, score, payload: score)  # while one runs: kept for after it
+    assert len(handed) == 1  # nothing scored on the caller's thread
+    function, args = handed[0]
+    function(*args)  # what the thread does
+    assert drain(frontier) == [f"http://h/{i}" for i in range(5)]
+    frontier.close()

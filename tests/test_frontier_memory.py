@@ -10,7 +10,7 @@ import pytest
 
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.memory import MemoryFrontier
-from crawlproject.urls import host_of
+from crawlproject.web.urls import host_of
 
 
 class ModelFrontier:

@@ -8,8 +8,8 @@ from pathlib import Path
 from scrapy import Request
 
 from crawlproject.frontier.scheduler import FrontierScheduler
-from crawlproject.meta import KEY, LEASE, SCORE
 from crawlproject.spiders.bestfirst import BestFirstSpider
+from crawlproject.web.meta import KEY, LEASE, SCORE
 from tests.conftest import open_scheduler
 
 SCORE_KEY = SCORE

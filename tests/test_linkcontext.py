@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml.html import fromstring
 
-from crawlproject.linkcontext import link_contexts
+from crawlproject.web.linkcontext import link_contexts
 
 
 def test_unclosed_tags_and_relative_links() -> None:

@@ -13,32 +13,32 @@ import pytest
 from scrapy.settings import Settings
 from sklearn.linear_model import SGDClassifier
 
-from crawlproject import meta as keys
-from crawlproject.classify.model import ModelError
-from crawlproject.lookahead.context_graph import ContextGraphModel
-from crawlproject.lookahead.graph import (
+from crawlproject.models.context_graph import ContextGraphModel
+from crawlproject.models.graph import (
     discounted_targets,
     discounted_targets_by_site,
     layers,
     reverse,
 )
-from crawlproject.lookahead.link_value import (
+from crawlproject.models.link_value import (
     LEARN_BATCH,
     LinkFeatures,
     LinkValueModel,
     link_tokens,
     value_bins,
 )
-from crawlproject.lookahead.page_classifier import TargetPageClassifier
-from crawlproject.lookahead.training import LinkRecord, TrainingGraph
-from crawlproject.page import Link, Page
-from crawlproject.scope import HomeSites
+from crawlproject.models.page_classifier import TargetPageClassifier
+from crawlproject.models.taxonomy_classifier import ModelError
+from crawlproject.models.training_graph import LinkRecord, TrainingGraph
+from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders.lookahead import LinkValueSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.context_graph import ContextGraphStrategy
 from crawlproject.strategies.infospiders import DEAD_PENALTY, INITIAL_ENERGY, InfoSpidersStrategy
 from crawlproject.strategies.link_value import LinkValueStrategy
-from crawlproject.text import TermAnalyzer
+from crawlproject.web import meta as keys
+from crawlproject.web.page import Link, Page
+from crawlproject.web.text import TermAnalyzer
 from tests.conftest import open_scheduler
 
 #   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
@@ -464,7 +464,7 @@ def test_value_bins_and_bad_model_files(tmp_path: Path) -> None:
     assert value_bins([0, 0]).tolist() == [0.0]
     assert value_bins([0, 1, 1, 1]).tolist() == [0.0, 1.0]
     (tmp_path / "junk.npz").write_bytes(b"not a model")
-    with pytest.raises(ModelError, match="not a readable model file"):
+    with pytest.raises(ModelError, match="is not a crawlproject model file"):
         LinkValueModel.load(tmp_path / "junk.npz")
     ContextGraphModel(depth=1, features=50).fit(hand_graph()).save(tmp_path / "cg.npz")
     with pytest.raises(ModelError, match="not a crawlproject/link-value/5 model"):

@@ -12,7 +12,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawlproject.output import repair
+from crawlproject.corpus.output import repair
 
 
 def _warc_bytes(count: int) -> bytes:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from scrapy.http import HtmlResponse, Request
 
-from crawlproject import urls
 from crawlproject.middlewares.canonicalize import CanonicalizeMiddleware
 from crawlproject.pipelines.linkgraph import LinkGraphPipeline
 from crawlproject.spiders.sharksearch import SharkSearchSpider
+from crawlproject.web import urls
 from tests.conftest import open_scheduler
 
 

@@ -31,7 +31,7 @@ from crawlproject.refresh.workload import (
     read_workload,
     write_workload,
 )
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 
 # -- λ from incomplete change histories ---------------------------------------------------------
 
@@ -257,7 +257,7 @@ def test_the_generated_workload_is_the_same_in_every_process() -> None:
 
     from tests.conftest import ROOT
 
-    script = ("from crawlproject.refresh.workload import generate_workload; from crawlproject.text import TermAnalyzer; "
+    script = ("from crawlproject.refresh.workload import generate_workload; from crawlproject.web.text import TermAnalyzer; "
               "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in range(60)]; "
               "print([q.text for q in generate_workload(pages, TermAnalyzer(), size=15, seed=3)])")
     outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603

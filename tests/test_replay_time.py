@@ -223,7 +223,7 @@ def test_revisit_records_replay_with_the_payload_they_repeat(tmp_path: Path) -> 
 def test_a_corpus_read_from_a_deduplicating_warc_holds_its_revisited_pages(tmp_path: Path) -> None:
     # Training and evaluation read a WARC as the replay serves it: the page
     # only a revisit record holds (mirror.test) was missing.
-    from crawlproject.evaluation.corpus import archived_pages
+    from crawlproject.corpus.reader import archived_pages
 
     pages = dict(archived_pages(dedup_warc(tmp_path / "dedup.warc.gz")))
     assert set(pages) == {"http://a.test/", "http://b.test/", "http://mirror.test/"}

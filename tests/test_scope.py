@@ -1,4 +1,4 @@
-"""Crawl scope (crawlproject.scope): a crawl that stays on its seeds' sites,
+"""Crawl scope (crawlproject.policy.scope): a crawl that stays on its seeds' sites,
 judged on real crawls of WebKB through the replay."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from scrapy.settings import Settings
 
 from crawlproject.config import SettingsError
+from crawlproject.policy.scope import CrawlScope, HomeSites, hostname, registered_domain
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.scope import CrawlScope, HomeSites, hostname, registered_domain
 from tests.conftest import run_crawl
 
 TEXAS_SEED = "http://www.cs.utexas.edu/"
@@ -124,7 +124,7 @@ def test_the_path_oracle_measures_paths_inside_the_scope() -> None:
 
     from crawlproject.strategies.base import Topic
     from crawlproject.strategies.baselines import PathOracleStrategy
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.web.text import TermAnalyzer
 
     # a → elsewhere → target is the short way; a → b → c → target stays on the site
     inlinks = {

@@ -23,3 +23,29 @@ def test_download_slots_are_where_autothrottle_finds_them() -> None:
     slot = Slot(concurrency=1, delay=0.5, jitter=0.0)
     assert (slot.delay, slot.jitter) == (0.5, 0.0)
     assert "self.jitter" in inspect.getsource(Slot.download_delay)
+
+
+def test_scrapy_internals_are_touched_only_in_scrapy_private() -> None:
+    """Private attributes of Scrapy's engine, downloader, slots, middleware
+    managers and robots parsers are read or written in one module only, so
+    that a Scrapy upgrade that moves them breaks one pinned place."""
+    import re
+    from pathlib import Path
+
+    import crawlproject
+
+    internals = re.compile(
+        r"\._stats\b|_parserimpl|\.rp\b|downloader\.active|middleware\.middlewares"
+        r"|\bslots?\.(delay|jitter|lastseen|queue|active|transferring|latercall)\b|\._slot\b|\.slots\b"
+        r"|_robotstxt_useragent|_default_useragent|\bengine\._\w+|\bcrawler\._\w+|\bdownloader\._\w+"
+        r"|\bscraper\.|\.spidermw\b|\.downloadermw\b|\b_Slot\b"
+    )
+    package = Path(crawlproject.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "scrapy_private.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if internals.search(line.split("#", 1)[0]):
+                found.append(f"{path.relative_to(package)}:{number}: {line.strip()}")
+    assert found == []

@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.servers import ScrapydServer
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.servers import ScrapydServer
 from tests.conftest import ROOT, WEBKB_WARC
 
 

@@ -15,7 +15,7 @@ import pytest
 from crawlproject.search.collection import Collection, CollectionError, copy_pages
 from crawlproject.search.document import IndexedPage, parse_page
 from crawlproject.search.engine import IndexHome, IndexIdf, QueryError, SearchEngine, parse_weights
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 from tests.conftest import ROOT, UNIVERSITY_HOMES, html, run_crawl
 
 ANALYZER = TermAnalyzer()

@@ -3,11 +3,13 @@ where Scrapy has one (issue 9 §6)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from scrapy.settings import Settings
 
 from crawlproject import settings as project_settings
+from crawlproject.addon import applied
 from tests.conftest import UNIVERSITY_HOMES, run_crawl
 
 
@@ -25,7 +27,7 @@ def test_defaults_are_polite_to_real_sites() -> None:
 
 
 def test_url_length_is_scrapys_setting() -> None:
-    assert _project().getint("URLLENGTH_LIMIT") == 256
+    assert applied(_project()).getint("URLLENGTH_LIMIT") == 256
 
 
 def test_progress_follows_logstats_interval(webkb_replay: object, tmp_path: Path) -> None:
@@ -35,3 +37,18 @@ def test_progress_follows_logstats_interval(webkb_replay: object, tmp_path: Path
     )
     assert result.returncode == 0, result.log[-3000:]
     assert result.log.count("Progress:") >= 2
+
+
+def test_a_users_extensions_keep_our_summary_and_budgets(webkb_replay: object, tmp_path: Path) -> None:
+    """-s EXTENSIONS={...} used to replace the project's whole dict: no summary,
+    no page budget (make bench's long run crashed on it). The add-on puts ours
+    beside the user's."""
+    result = run_crawl(
+        "breadthfirst", tmp_path, UNIVERSITY_HOMES, webkb_replay.proxy_url,  # type: ignore[attr-defined]
+        settings={"EXTENSIONS": json.dumps({"tests.probes.ReactorTicks": 0}), "REACTOR_TICK": 0.05,
+                  "FOCUS_OK_PAGECOUNT": 30},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.summary["finish_reason"] == "closespider_okpagecount"
+    assert 30 <= result.summary["pages_ok"] <= 30 + 16
+    assert "'test/reactor_longest_gap_ms'" in result.log  # the user's extension ran too

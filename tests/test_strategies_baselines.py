@@ -5,8 +5,6 @@ from __future__ import annotations
 from scrapy import Request
 
 from crawlproject import signals as focus_signals
-from crawlproject.meta import SCORE as SCORE_KEY
-from crawlproject.page import Link, Page
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import (
@@ -14,7 +12,9 @@ from crawlproject.strategies.baselines import (
     PathOracleStrategy,
     RandomStrategy,
 )
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.meta import SCORE as SCORE_KEY
+from crawlproject.web.page import Link, Page
+from crawlproject.web.text import TermAnalyzer
 from tests.conftest import open_scheduler
 
 #   a -> b -> c(relevant),  a -> d -> e -> f(relevant),  g isolated

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from crawlproject.strategies.distiller import Distiller
+from crawlproject.models.distiller import Distiller
 
 Pages = dict[str, tuple[float, tuple[str, ...]]]
 

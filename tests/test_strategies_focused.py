@@ -11,19 +11,19 @@ import pytest
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
-from crawlproject.classify.model import TaxonomyClassifier
-from crawlproject.classify.online import OnlineLearner
 from crawlproject.config import SettingsError
-from crawlproject.meta import PARENT as PARENT_KEY
-from crawlproject.meta import PROMOTED_BY as PROMOTED_KEY
-from crawlproject.meta import SCORE as SCORE_KEY
-from crawlproject.meta import SEED as SEED_KEY
-from crawlproject.page import Link, Page
-from crawlproject.scope import HomeSites
+from crawlproject.models.online import OnlineLearner
+from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.meta import PARENT as PARENT_KEY
+from crawlproject.web.meta import PROMOTED_BY as PROMOTED_KEY
+from crawlproject.web.meta import SCORE as SCORE_KEY
+from crawlproject.web.meta import SEED as SEED_KEY
+from crawlproject.web.page import Link, Page
+from crawlproject.web.text import TermAnalyzer
 from tests.conftest import open_scheduler
 
 if TYPE_CHECKING:

@@ -6,15 +6,15 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
-from crawlproject.meta import DEPTH_BUDGET as DEPTH_KEY
-from crawlproject.meta import INHERITED as INHERITED_KEY
-from crawlproject.page import Page
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.shark_search import (
     FishSearchStrategy,
     SharkSearchStrategy,
 )
-from crawlproject.text import TermAnalyzer, cosine
+from crawlproject.web.meta import DEPTH_BUDGET as DEPTH_KEY
+from crawlproject.web.meta import INHERITED as INHERITED_KEY
+from crawlproject.web.page import Page
+from crawlproject.web.text import TermAnalyzer, cosine
 
 ANALYZER = TermAnalyzer(stem=False)
 

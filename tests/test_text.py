@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from crawlproject.text import DIALOG_STOPWORDS, STOPWORDS, TermAnalyzer, cosine
+from crawlproject.web.text import DIALOG_STOPWORDS, STOPWORDS, TermAnalyzer, cosine
 
 
 def test_stopword_data_matches_scikit_learn() -> None:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from crawlproject.text import ENGLISH_STOPWORDS
+    from crawlproject.web.text import ENGLISH_STOPWORDS
 
     assert frozenset(ENGLISH_STOP_WORDS) == ENGLISH_STOPWORDS
 
@@ -40,20 +40,20 @@ def test_vector_is_term_frequency() -> None:
 
 
 def test_tokens_are_unicode_words() -> None:
-    from crawlproject.text import tokenize
+    from crawlproject.web.text import tokenize
 
     assert tokenize("Vorlesung: Übungsblätter für Straße") == ["vorlesung", "übungsblätter", "für", "strasse"]
     assert tokenize("café naïve") == ["café", "naïve"]
 
 
 def test_cjk_text_is_split_into_overlapping_bigrams() -> None:
-    from crawlproject.text import tokenize
+    from crawlproject.web.text import tokenize
 
     assert tokenize("機械学習の講義") == ["機械", "械学", "学習", "習の", "の講", "講義"]
 
 
 def test_a_german_or_japanese_page_scores_on_its_own_words() -> None:
-    from crawlproject.text import TermAnalyzer, cosine
+    from crawlproject.web.text import TermAnalyzer, cosine
 
     analyzer = TermAnalyzer()
     german = analyzer.vector("Vorlesung Übungsblatt Klausur")

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawlproject.urls import canonicalize, host_of, refusal_reason
+from crawlproject.policy.admission import refusal
+from crawlproject.web.urls import canonicalize, host_of
 
 URLISH = st.builds(
     lambda scheme, host, port, path, query, fragment: (
@@ -70,7 +71,7 @@ def test_non_default_port_is_kept() -> None:
     ],
 )
 def test_refusal_reasons(url: str, reason: str | None) -> None:
-    assert refusal_reason(canonicalize(url)) == reason
+    assert refusal(canonicalize(url)) == reason
 
 
 def test_host_of_matches_urlsplit() -> None:

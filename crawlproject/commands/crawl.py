@@ -18,12 +18,13 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
 from crawlproject.config import SettingsError
+from crawlproject.frontier.journal import JournalError
 
 if TYPE_CHECKING:
     import argparse
     import asyncio
 
-_STARTUP_ERRORS = (SettingsError,)
+_STARTUP_ERRORS = (SettingsError, JournalError)
 
 
 class Command(ScrapyCrawlCommand):
@@ -33,7 +34,14 @@ class Command(ScrapyCrawlCommand):
                              "running 'scrapy crawl' with more than one spider is not supported")
         assert self.crawler_process is not None
         self._startup_error: BaseException | None = None
-        crawling: Any = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        try:
+            crawler = self._create_crawler(args[0])
+        except KeyError:
+            print(f"scrapy crawl: error: {unknown_spider(args[0], self.crawler_process.spider_loader.list())}",
+                  file=sys.stderr)
+            self.exitcode = 2
+            return
+        crawling: Any = self.crawler_process.crawl(crawler, **opts.spargs)
         if hasattr(crawling, "add_done_callback"):
             crawling.add_done_callback(self._retrieve)
         else:  # a Deferred (Twisted's CrawlerProcess)
@@ -76,3 +84,16 @@ def _startup_cause(error: BaseException | None) -> BaseException | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
+
+
+def unknown_spider(name: str, known: list[str]) -> str:
+    """What to say of a spider name the project does not have.
+
+    >>> unknown_spider("bestfrist", ["bestfirst", "breadthfirst"])
+    "no spider named 'bestfrist': did you mean 'bestfirst'? The project's spiders: bestfirst, breadthfirst (scrapy list)"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f": did you mean {close[0]!r}?" if close else "."
+    return f"no spider named {name!r}{hint} The project's spiders: {', '.join(sorted(known))} (scrapy list)"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import UsageError
 
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
@@ -41,7 +41,7 @@ class Command(ProjectCommand):
         parser.add_argument("--cache-dir", default=".cache")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from crawlproject.evaluation.corpus import load_corpus
+        from crawlproject.corpus.reader import load_corpus
         from crawlproject.evaluation.evaluate import Evaluator, read_crawl
         from crawlproject.evaluation.report import plot_trajectories, write_report
         from crawlproject.evaluation.topics import read_topics

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import UsageError
 
 from crawlproject import config
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
@@ -33,13 +33,13 @@ class Command(ProjectCommand):
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.search.document import pages_from_crawl
         from crawlproject.search.engine import IndexHome
-        from crawlproject.text import TermAnalyzer
+        from crawlproject.web.text import TermAnalyzer
 
         if not args:
             raise UsageError("name at least one crawl output folder to index")
         analyzer = TermAnalyzer(stem=config.get_bool(self.project_settings, "FOCUS_STEMMING"))
-        window = config.get_int(self.project_settings, "FOCUS_INDEX_VOTE_WINDOW", minimum=0)
-        every = config.get_int(self.project_settings, "FOCUS_INDEX_COMMIT_PAGES", minimum=1)
+        window = config.get_int(self.project_settings, "FOCUS_INDEX_VOTE_WINDOW")
+        every = config.get_int(self.project_settings, "FOCUS_INDEX_COMMIT_PAGES")
         collection = IndexHome(opts.index).open_or_create()
         writer = collection.writer()
         started, added = time.monotonic(), 0

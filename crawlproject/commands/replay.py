@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 from crawlproject.replay.__main__ import add_arguments
 from crawlproject.replay.process import serve_forever
 

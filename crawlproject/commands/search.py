@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from crawlproject import config
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
@@ -35,7 +35,7 @@ class Command(ProjectCommand):
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from crawlproject.search.engine import SearchEngine, parse_weights
-        from crawlproject.urls import canonicalize
+        from crawlproject.web.urls import canonicalize
 
         if opts.n < 1 or opts.page < 1:
             raise ValueError("-n and --page must be at least 1")

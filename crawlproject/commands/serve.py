@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
@@ -53,7 +53,7 @@ class Command(ProjectCommand):
             SymbiosisOptions,
             read_queries,
         )
-        from crawlproject.text import TermAnalyzer
+        from crawlproject.web.text import TermAnalyzer
 
         settings = self.project_settings
         if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:

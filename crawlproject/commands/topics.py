@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawlproject.cli import ProjectCommand
+from crawlproject.commands._cli import ProjectCommand
 
 if TYPE_CHECKING:
     import argparse
@@ -40,9 +40,9 @@ class Command(ProjectCommand):
         parser.add_argument("--cache-dir", default=".cache")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from crawlproject.classify.training import examples_from_corpus
-        from crawlproject.evaluation.corpus import load_corpus
+        from crawlproject.corpus.reader import load_corpus
         from crawlproject.evaluation.topics import derive_topics, has_meaningful_word, write_topics
+        from crawlproject.models.examples import examples_from_corpus
 
         for path in (opts.warc, opts.labels):
             if not Path(path).is_file():

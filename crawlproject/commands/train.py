@@ -4,7 +4,7 @@ crawler's taxonomy classifier and report how good it is before a crawl.
 ``--kind context-graph`` or ``--kind link-value`` (with ``--good CATEGORY``)
 trains a look-ahead model instead, on the labels and the WARC's link graph
 (a corpus, or a crawl written with FOCUS_WARC_OUTPUT): the context graph's
-layer classifier, or the learned value of a link (crawlproject.lookahead).
+layer classifier, or the learned value of a link (crawlproject.models).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import UsageError
 
-from crawlproject.cli import ProjectCommand
-from crawlproject.scope import SCOPES
+from crawlproject.commands._cli import ProjectCommand
+from crawlproject.policy.scope import SCOPES
 
 if TYPE_CHECKING:
     import argparse
@@ -84,14 +84,18 @@ class Command(ProjectCommand):
         )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from crawlproject.classify.model import ModelError, ModelSettings, TaxonomyClassifier
-        from crawlproject.classify.training import (
+        from crawlproject.corpus.labels import LabelsError
+        from crawlproject.models.examples import (
             examples_from_pages,
             examples_from_warc,
             format_report,
             holdout_report,
         )
-        from crawlproject.labels import LabelsError
+        from crawlproject.models.taxonomy_classifier import (
+            ModelError,
+            ModelSettings,
+            TaxonomyClassifier,
+        )
 
         if opts.index and opts.kind == "taxonomy":
             raise UsageError("--index trains the context graph (--kind context-graph); the taxonomy model takes --warc or --pages")
@@ -131,10 +135,10 @@ class Command(ProjectCommand):
         )
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:
-        from crawlproject.labels import LabelsError, load_labels, parse_categories
-        from crawlproject.lookahead.context_graph import ContextGraphModel
-        from crawlproject.lookahead.link_value import LinkValueModel
-        from crawlproject.lookahead.training import training_graph, training_graph_from_index
+        from crawlproject.corpus.labels import LabelsError, load_labels, parse_categories
+        from crawlproject.models.context_graph import ContextGraphModel
+        from crawlproject.models.link_value import LinkValueModel
+        from crawlproject.models.training_graph import training_graph, training_graph_from_index
 
         try:  # the labels' categories keep a --good category whole when its name holds a comma
             categories = set(load_labels(opts.labels).values()) if opts.good and "," in opts.good else set()

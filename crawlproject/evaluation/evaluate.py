@@ -31,12 +31,12 @@ from crawlproject.evaluation import metrics
 from crawlproject.evaluation.metrics import Fetch
 from crawlproject.evaluation.statistics import holm, mean_and_stderr, paired_one_tailed
 from crawlproject.evaluation.topics import keyword_counts, relevant_set
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from crawlproject.evaluation.corpus import Corpus
+    from crawlproject.corpus.reader import Corpus
     from crawlproject.evaluation.topics import Topic
 
 logger = logging.getLogger(__name__)

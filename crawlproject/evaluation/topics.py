@@ -33,14 +33,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawlproject.labels import is_relevant
-from crawlproject.text import STOPWORDS, TermAnalyzer
+from crawlproject.corpus.labels import is_relevant
+from crawlproject.web.text import STOPWORDS, TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from crawlproject.evaluation.corpus import Corpus
+    from crawlproject.corpus.reader import Corpus
 
 
 QUERY_KINDS = ("category", "seed-terms")

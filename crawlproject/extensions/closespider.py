@@ -19,7 +19,7 @@ from scrapy.extensions.closespider import CloseSpider as ScrapyCloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject import config
-from crawlproject import meta as keys
+from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
     from typing import Self
@@ -45,7 +45,7 @@ class OkPageBudget:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        limit = config.get_int(crawler.settings, "FOCUS_OK_PAGECOUNT", minimum=0)
+        limit = config.get_int(crawler.settings, "FOCUS_OK_PAGECOUNT")
         if not limit:
             raise NotConfigured
         extension = cls(crawler, limit)

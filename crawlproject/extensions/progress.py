@@ -13,7 +13,10 @@ Two relevance signals can appear: labels (``FOCUS_LABELS`` plus
 strategy's own estimate of each page's relevance (its mean).
 
 At the end the summary is logged and, for our spiders, written to
-``summary.json`` in the crawl's output folder.
+``summary.json`` in the crawl's output folder. A spider of any other kind
+(a plain ``scrapy.Spider`` under the add-on: the frontier serves its
+requests by priority, first in first out) yields no page items: its pages
+are counted from the responses it got.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from twisted.internet import task
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
+from crawlproject.corpus.output import CrawlOutput
 from crawlproject.items import PageItem
-from crawlproject.labels import LabelsError, is_relevant, load_labels, parse_categories
-from crawlproject.output import CrawlOutput
+from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
     from typing import Self
@@ -71,6 +75,8 @@ class CrawlProgress:
         self.relevance_count = 0
         self.started = time.monotonic()
         self._loop: task.LoopingCall | None = None
+        #: Pages counted from responses, for spiders that yield no PageItem.
+        self.responses: Counter[str] = Counter()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -97,6 +103,7 @@ class CrawlProgress:
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
+        crawler.signals.connect(extension.response_received, signals.response_received)
         return extension
 
     def spider_opened(self, spider: Spider) -> None:
@@ -104,6 +111,10 @@ class CrawlProgress:
         if self.interval > 0:
             self._loop = task.LoopingCall(self.log_progress)
             self._loop.start(self.interval, now=False)
+
+    def response_received(self, response: Any, request: Any, spider: Spider) -> None:
+        if not request.meta.get(keys.ROBOTSTXT):
+            self.responses[str(response.status)] += 1
 
     def item_scraped(self, item: Any, spider: Spider) -> None:
         if not isinstance(item, PageItem):
@@ -129,18 +140,26 @@ class CrawlProgress:
         stats = self.crawler.stats
         assert stats is not None
         spider = self.crawler.spider
+        fetched, ok_pages, status_counts = self.fetched, self.ok_pages, dict(self.status_counts)
+        strategy = getattr(spider, "strategy_label", None) or getattr(getattr(spider, "strategy", None), "name", None)
+        if not self.fetched and self.responses:  # a plain spider: its responses are its pages
+            failed = stats.get_value("downloader/exception_count", 0) - stats.get_value(
+                "robotstxt/exception_count", 0)
+            status_counts = dict(self.responses) | ({"failed": failed} if failed > 0 else {})
+            fetched = sum(status_counts.values())
+            ok_pages = sum(n for status, n in self.responses.items() if status.startswith("2"))
+            strategy = strategy or "priority order (a spider without a strategy; ties first in, first out)"
         result: dict[str, Any] = {
             "spider": spider.name if spider else None,
             # -a strategy_label=… names a variant (e.g. a batch size) in reports
-            "strategy": getattr(spider, "strategy_label", None)
-            or getattr(getattr(spider, "strategy", None), "name", None),
+            "strategy": strategy,
             "topic_id": getattr(spider, "topic_id", None),
             "task": getattr(spider, "task", None),
-            "pages_fetched": self.fetched,
-            "pages_ok": self.ok_pages,
-            "status_counts": dict(self.status_counts),
+            "pages_fetched": fetched,
+            "pages_ok": ok_pages,
+            "status_counts": status_counts,
             "elapsed_seconds": round(elapsed, 3),
-            "pages_per_second": round(self.fetched / elapsed, 2),
+            "pages_per_second": round(fetched / elapsed, 2),
             "frontier_queued": stats.get_value("frontier/queued"),
             "frontier_evicted": stats.get_value("frontier/evicted", 0),
             "robots_forbidden": stats.get_value("robotstxt/forbidden", 0),

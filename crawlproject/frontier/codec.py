@@ -29,8 +29,8 @@ from scrapy import Request
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.request import request_from_dict
 
-from crawlproject import meta as keys
-from crawlproject.urls import canonicalize
+from crawlproject.web import meta as keys
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from scrapy import Spider

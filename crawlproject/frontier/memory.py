@@ -97,12 +97,12 @@ class MemoryFrontier:
 
         settings = crawler.settings
         return cls(
-            max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX", minimum=1),
-            host_batch=config.get_int(settings, "FOCUS_FRONTIER_HOST_BATCH", minimum=1),
-            fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER", {"score", "fifo"}) == "fifo",
+            max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX"),
+            host_batch=config.get_int(settings, "FOCUS_FRONTIER_HOST_BATCH"),
+            fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER") == "fifo",
             jobdir=job_dir(settings),
             stats=crawler.stats,
-            host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST", minimum=0),
+            host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST"),
         )
 
     def _clear(self) -> None:

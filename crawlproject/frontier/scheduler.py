@@ -33,13 +33,13 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject import signals as focus_signals
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
+from crawlproject.frontier.stats import StatsBuffer
 from crawlproject.scrapy_private import engine_of, on_request_finished
-from crawlproject.stats import StatsBuffer
+from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
     from typing import Self
@@ -97,7 +97,7 @@ class FrontierScheduler(BaseScheduler):
         settings = crawler.settings
         backend = load_object(config.get_str(settings, "FOCUS_FRONTIER_BACKEND"))
         frontier = build_from_crawler(backend, crawler)
-        batch_size = config.get_int(settings, "FOCUS_BATCH_SIZE", minimum=1)
+        batch_size = config.get_int(settings, "FOCUS_BATCH_SIZE")
         batches = BestNFirstBatches(batch_size) if batch_size > 1 else None
         return cls(crawler, frontier, batches, persistent=job_dir(settings) is not None)
 

@@ -3,12 +3,12 @@ is queued.
 
 A request keeps the URL it was found with — only the fragment goes, as a
 browser drops it — so that robots.txt and every later rule judge the URL
-really requested. Its canonical key (:func:`crawlproject.urls.canonicalize`),
+really requested. Its canonical key (:func:`crawlproject.web.urls.canonicalize`),
 what the frontier deduplicates on, is put in meta once (our spiders have
 already computed it with the link). Requests whose scheme is not http(s),
 whose URL is malformed or carries credentials, or whose host is a private
-address (crawlproject.netsafety), or whose site is outside the crawl's
-scope (crawlproject.scope, ``FOCUS_SCOPE``) are refused and counted
+address (crawlproject.policy.netsafety), or whose site is outside the crawl's
+scope (crawlproject.policy.scope, ``FOCUS_SCOPE``) are refused and counted
 (``focus/url_refused/…``); length is Scrapy's ``URLLENGTH_LIMIT`` (the
 spider-trap guard of SPEC §1).
 """
@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from crawlproject import config
-from crawlproject import meta as keys
-from crawlproject.netsafety import NetworkPolicy
-from crawlproject.scope import CrawlScope
-from crawlproject.urls import canonicalize, refusal_reason, repeats_a_segment, without_fragment
+from crawlproject.policy.admission import refusal
+from crawlproject.policy.netsafety import NetworkPolicy
+from crawlproject.policy.scope import CrawlScope
+from crawlproject.web import meta as keys
+from crawlproject.web.urls import canonicalize, repeats_a_segment, without_fragment
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -51,7 +52,7 @@ class CanonicalizeMiddleware:
         middleware = cls(
             crawler.stats,  # type: ignore[arg-type]
             NetworkPolicy.from_settings(settings),
-            config.get_int(settings, "FOCUS_MAX_SEGMENT_REPEATS", minimum=0),
+            config.get_int(settings, "FOCUS_MAX_SEGMENT_REPEATS"),
         )
         middleware.crawler = crawler
         return middleware
@@ -86,7 +87,7 @@ class CanonicalizeMiddleware:
         if not isinstance(obj, Request):
             return obj
         url = without_fragment(obj.url)
-        reason = refusal_reason(url) or self.policy.url_problem(url)
+        reason = refusal(url, self.policy)
         if reason is None and self.segment_repeats and repeats_a_segment(url, self.segment_repeats):
             reason = "repeated_segments"
         if reason is None and self._out_of_scope(url):

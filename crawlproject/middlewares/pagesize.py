@@ -14,7 +14,8 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from crawlproject import config
-from crawlproject import meta as keys
+from crawlproject.web import meta as keys
+from crawlproject.web.content import is_html_content_type
 
 if TYPE_CHECKING:
     from typing import Self
@@ -25,24 +26,6 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 _BYTES_KEY = "_focus_bytes_received"
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-
-
-def is_html_content_type(value: bytes | str | None) -> bool:
-    """Whether a Content-Type header value names HTML (missing: assume it may).
-
-    >>> is_html_content_type(b"text/html; charset=iso-8859-1")
-    True
-    >>> is_html_content_type("image/gif")
-    False
-    >>> is_html_content_type(None)
-    True
-    """
-    if not value:
-        return True
-    if isinstance(value, bytes):
-        value = value.decode("latin-1")
-    return value.split(";", 1)[0].strip().lower() in HTML_TYPES
 
 
 class PageSizeMiddleware:
@@ -54,7 +37,7 @@ class PageSizeMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        max_bytes = config.get_int(crawler.settings, "FOCUS_MAX_PAGE_BYTES", minimum=1024)
+        max_bytes = config.get_int(crawler.settings, "FOCUS_MAX_PAGE_BYTES")
         return cls(crawler, max_bytes)
 
     def _headers_received(

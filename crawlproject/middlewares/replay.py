@@ -62,8 +62,8 @@ class ReplayProxyMiddleware:
                 robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
                 faults=config.get_str(settings, "FOCUS_REPLAY_FAULTS"),
                 as_of=_replay_time(config.get_str(settings, "FOCUS_REPLAY_AS_OF")),
-                latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS", minimum=0),
-                startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT", minimum=1),
+                latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS"),
+                startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT"),
             )
         except ReplayError as exc:
             raise SettingsError(f"FOCUS_REPLAY_WARC {warc}: {exc}") from None

@@ -1,7 +1,9 @@
-"""Downloader middleware: robots.txt as RFC 9309 says (SPEC §1), built on
-Scrapy's ``RobotsTxtMiddleware`` — ``ROBOTSTXT_OBEY`` turns it on and off,
-``ROBOTSTXT_PARSER`` (Protego by default) parses, ``ROBOTSTXT_USER_AGENT``
-names us — with what a crawler that runs for days needs on top:
+"""Downloader middleware: robots.txt as RFC 9309 says (SPEC §1), in place of
+Scrapy's ``RobotsTxtMiddleware`` and with its settings — ``ROBOTSTXT_OBEY``
+turns it on and off, ``ROBOTSTXT_PARSER`` parses (our Protego adapter,
+:class:`ProtegoRobotParser`, which also reads Request-rate and Sitemap
+lines), ``ROBOTSTXT_USER_AGENT`` names us, ``robots_parsed`` is sent for
+every file parsed — with what a crawler that runs for days needs on top:
 
 * policies per scheme + host + port, fetched once, before that origin's first
   page, and cached for ``FOCUS_ROBOTSTXT_EXPIRY`` seconds;
@@ -12,10 +14,13 @@ names us — with what a crawler that runs for days needs on top:
   ``FOCUS_ROBOTSTXT_RETRY_AFTER`` seconds, and a copy fetched earlier is
   used meanwhile if there is one;
 * ``Crawl-delay`` and ``Request-rate`` (the slower of the two) become a floor
-  under the delay of the origin's download slot, enforced before each
-  request enters the downloader, so neither AutoThrottle, jitter nor
-  concurrency undercuts them; an origin asking for more than
-  ``FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY`` seconds is skipped, as Nutch does.
+  under the delay between two requests to the host: the host's download
+  slot waits at least that long (crawlproject.scrapy_private), and the
+  download handler, told by the ``host_delay_floor`` signal, holds every
+  request back until the floor has passed since the host's last one left
+  (crawlproject.distributed.politeness) — so neither AutoThrottle, jitter,
+  concurrency, redirects nor retries undercut it; an origin asking for more
+  than ``FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY`` seconds is skipped, as Nutch does.
 """
 
 from __future__ import annotations
@@ -25,26 +30,29 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from protego import Protego
 from scrapy import Request, signals
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
+from scrapy.robotstxt import RobotParser, decode_robotstxt
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
 from crawlproject import config
-from crawlproject import meta as keys
-from crawlproject.scrapy_private import download_slot
-from crawlproject.urls import DEFAULT_PORTS
+from crawlproject import signals as focus_signals
+from crawlproject.scrapy_private import hold_slot_delay, slot_key
+from crawlproject.web import meta as keys
+from crawlproject.web.urls import DEFAULT_PORTS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Self
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.robotstxt import RobotParser
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -80,11 +88,8 @@ class RobotsPolicy:
         if self.parser is None:
             return 0.0
         delay = float(self.parser.crawl_delay(user_agent) or 0.0)
-        protego: Any = getattr(self.parser, "rp", None)  # Scrapy's Protego adapter keeps it here
-        rate = protego.request_rate(user_agent) if hasattr(protego, "request_rate") else None
-        if rate is not None and rate.requests > 0:
-            delay = max(delay, rate.seconds / rate.requests)
-        return delay
+        interval = getattr(self.parser, "request_interval", None)  # ours; other parsers have none
+        return max(delay, interval(user_agent) or 0.0) if interval is not None else delay
 
 
 ALLOW_ALL = RobotsPolicy(None, allow_all=True)
@@ -141,21 +146,64 @@ class RobotsPolicies:
 
 
 def _protego(body: bytes) -> RobotParser:
-    from scrapy.robotstxt import ProtegoRobotParser
-
     return ProtegoRobotParser(body, None)
 
 
-class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
+class ProtegoRobotParser(RobotParser):
+    """Scrapy's robots.txt parser interface over Protego (``ROBOTSTXT_PARSER``),
+    with what Scrapy's own adapter keeps to itself: the ``Request-rate``
+    and the ``Sitemap`` lines."""
+
+    def __init__(self, robotstxt_body: bytes, spider: Spider | None):
+        self._rules = Protego.parse(decode_robotstxt(robotstxt_body, spider))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
+        return cls(robotstxt_body, crawler.spider if crawler else None)
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
+        return bool(self._rules.can_fetch(_text(url), _text(user_agent)))
+
+    def crawl_delay(self, user_agent: str | bytes) -> float | None:
+        delay = self._rules.crawl_delay(_text(user_agent))
+        return None if delay is None else float(delay)
+
+    def request_interval(self, user_agent: str | bytes) -> float | None:
+        """Seconds per request the ``Request-rate`` line asks for, if any."""
+        rate = self._rules.request_rate(_text(user_agent))
+        if rate is None or rate.requests <= 0:
+            return None
+        return float(rate.seconds) / rate.requests
+
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap:`` URLs the file lists."""
+        return list(self._rules.sitemaps)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+class RobotsTxtMiddleware:
+    #: robots.txt fetches go before every page (Scrapy's value).
+    DOWNLOAD_PRIORITY = 1000
+
     def __init__(self, crawler: Crawler):
-        super().__init__(crawler)  # NotConfigured unless ROBOTSTXT_OBEY
         settings = crawler.settings
-        self.max_bytes = config.get_int(settings, "FOCUS_ROBOTSTXT_MAX_BYTES", minimum=1024)
-        self.max_crawl_delay = config.get_float(settings, "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY", minimum=0)
+        if not settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.user_agent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
+        self.default_user_agent: str = settings.get("USER_AGENT")
+        self.parser_class = load_object(settings.get("ROBOTSTXT_PARSER"))
+        build_from_crawler(self.parser_class, crawler, b"")  # the parser's dependencies are there
+        self.max_bytes = config.get_int(settings, "FOCUS_ROBOTSTXT_MAX_BYTES")
+        self.max_crawl_delay = config.get_float(settings, "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY")
         self.policies = RobotsPolicies(
-            expiry=config.get_float(settings, "FOCUS_ROBOTSTXT_EXPIRY", minimum=1),
-            retry_after=config.get_float(settings, "FOCUS_ROBOTSTXT_RETRY_AFTER", minimum=1),
-            parse=lambda body: build_from_crawler(self._parserimpl, crawler, body),
+            expiry=config.get_float(settings, "FOCUS_ROBOTSTXT_EXPIRY"),
+            retry_after=config.get_float(settings, "FOCUS_ROBOTSTXT_RETRY_AFTER"),
+            parse=lambda body: build_from_crawler(self.parser_class, crawler, body),
         )
         self._fetching: dict[str, Deferred[RobotsPolicy]] = {}
         self._delay_floors: dict[str, float] = {}  # download slot → seconds
@@ -165,28 +213,34 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         crawler.signals.connect(self._enforce_delay, signals.request_reached_downloader)
         crawler.signals.connect(self._enforce_delay, signals.response_downloaded)
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
             return
         if urlparse_cached(request).scheme not in DEFAULT_PORTS:
             return
-        policy = await self._policy(robots_key(request.url))
+        policy = await self._policy(robots_key(request.url), request)
         user_agent = self._user_agent(request)
         if not policy.allows(request.url, user_agent):
-            self._stats.inc_value("robotstxt/forbidden")
+            self.stats.inc_value("robotstxt/forbidden")
             logger.debug("Forbidden by robots.txt: %s", request.url)
             request.meta[keys.REFUSED] = "robots.txt"  # this URL; the page may have another
             raise IgnoreRequest("Forbidden by robots.txt")
         delay = policy.delay(user_agent)
         if delay > self.max_crawl_delay:
-            self._stats.inc_value("robotstxt/crawl_delay_too_long")
+            self.stats.inc_value("robotstxt/crawl_delay_too_long")
             raise IgnoreRequest(f"Crawl-delay {delay}s exceeds FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY")
         if delay:
-            slot_key, _ = download_slot(self.crawler, request)
-            if self._delay_floors.get(slot_key, 0.0) < delay:
-                self._delay_floors[slot_key] = delay
-                self._stats.inc_value("robotstxt/crawl_delay_hosts")
-                logger.info("Honouring a robots.txt delay of %.2fs for %s", delay, slot_key)
+            key = slot_key(self.crawler, request)
+            if self._delay_floors.get(key, 0.0) < delay:
+                self._delay_floors[key] = delay
+                self.stats.inc_value("robotstxt/crawl_delay_hosts")
+                logger.info("Honouring a robots.txt delay of %.2fs for %s", delay, key)
+                host = urlparse_cached(request).hostname or ""
+                self.crawler.signals.send_catch_log(focus_signals.host_delay_floor, host=host, delay=delay)
 
     def delay_floor(self, host: str) -> float:
         """The delay robots.txt asks between two requests to *host* (a
@@ -194,10 +248,10 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         return self._delay_floors.get(host, 0.0)
 
     def _user_agent(self, request: Request) -> str:
-        agent: Any = self._robotstxt_useragent or request.headers.get(b"User-Agent", self._default_useragent)
+        agent: Any = self.user_agent or request.headers.get(b"User-Agent", self.default_user_agent)
         return agent.decode("latin-1") if isinstance(agent, bytes) else str(agent)
 
-    async def _policy(self, key: str) -> RobotsPolicy:
+    async def _policy(self, key: str, request: Request) -> RobotsPolicy:
         policy = self.policies.lookup(key)
         if policy is not None:
             return policy
@@ -213,13 +267,13 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             return await maybe_deferred_to_future(waiting)
         pending = self._fetching[key] = Deferred()
         try:
-            policy = await self._fetch(key)
+            policy = await self._fetch(key, request)
         finally:
             del self._fetching[key]
         pending.callback(policy)
         return policy
 
-    async def _fetch(self, key: str) -> RobotsPolicy:
+    async def _fetch(self, key: str, for_request: Request) -> RobotsPolicy:
         scheme, _, host_port = key.partition("://")
         host, _, port = host_port.rpartition(":")
         netloc = host if int(port) == DEFAULT_PORTS.get(scheme) else host_port
@@ -234,24 +288,29 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             },
             callback=NO_CALLBACK,
         )
-        self._stats.inc_value("robotstxt/request_count")
+        self.stats.inc_value("robotstxt/request_count")
         try:
             assert self.crawler.engine is not None
             response = await self.crawler.engine.download_async(request)
         except Exception as exc:  # noqa: BLE001 (any failure means "unreachable")
-            self._stats.inc_value(f"robotstxt/exception_count/{type(exc).__name__}")
-            self._stats.inc_value("robotstxt/unreachable")
+            self.stats.inc_value("robotstxt/exception_count")
+            self.stats.inc_value(f"robotstxt/exception_count/{type(exc).__name__}")
+            self.stats.inc_value("robotstxt/unreachable")
             return self.policies.store_unreachable(key)
-        self._stats.inc_value("robotstxt/response_count")
-        self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+        self.stats.inc_value("robotstxt/response_count")
+        self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
         if 200 <= response.status < 300:
             try:
-                return self.policies.store_text(key, response.body[: self.max_bytes])
+                policy = self.policies.store_text(key, response.body[: self.max_bytes])
             except Exception:  # noqa: BLE001 (a garbage file must never stop the crawl)
-                self._stats.inc_value("robotstxt/unparsable_allow_all")
+                self.stats.inc_value("robotstxt/unparsable_allow_all")
                 return self.policies.store_status(key, 404)
+            await self.crawler.signals.send_catch_log_async(
+                signal=signals.robots_parsed, robotparser=policy.parser, request=for_request
+            )
+            return policy
         if response.status >= 500:
-            self._stats.inc_value("robotstxt/unreachable")
+            self.stats.inc_value("robotstxt/unreachable")
         return self.policies.store_status(key, response.status)
 
     def _enforce_delay(self, request: Request, spider: Spider | None = None, **_: Any) -> None:
@@ -259,11 +318,6 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         least the floor robots.txt set, and jitter never takes it below."""
         if not self._delay_floors:
             return
-        slot_key, slot = download_slot(self.crawler, request)
-        floor = self._delay_floors.get(slot_key)
-        if floor is None or slot is None:
-            return
-        if slot.delay < floor:
-            slot.delay = floor
-        if slot.delay * (1 - slot.jitter) < floor:
-            slot.jitter = 0.0
+        floor = self._delay_floors.get(slot_key(self.crawler, request))
+        if floor is not None:
+            hold_slot_delay(self.crawler, request, floor)

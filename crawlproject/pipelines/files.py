@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
 
+from crawlproject.corpus.output import output_dir
 from crawlproject.items import PageItem
-from crawlproject.output import output_dir
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,7 +14,7 @@ from crawlproject import config
 from crawlproject.items import PageItem
 from crawlproject.search.document import parse_page
 from crawlproject.search.engine import open_collection
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from typing import Self
@@ -30,8 +30,8 @@ class SearchIndexPipeline:
         settings = crawler.settings
         self.crawler = crawler
         self.folder = folder
-        self.every = config.get_int(settings, "FOCUS_INDEX_COMMIT_PAGES", minimum=1)
-        self.window = config.get_int(settings, "FOCUS_INDEX_VOTE_WINDOW", minimum=0)
+        self.every = config.get_int(settings, "FOCUS_INDEX_COMMIT_PAGES")
+        self.window = config.get_int(settings, "FOCUS_INDEX_VOTE_WINDOW")
         self.analyzer = TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING"))
         self.collection: Collection | None = None
         self.writer: CollectionWriter | None = None

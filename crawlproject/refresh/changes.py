@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import xxhash
 
-from crawlproject.text import TermAnalyzer, tokenize
+from crawlproject.web.text import TermAnalyzer, tokenize
 
 SHINGLE_WORDS = 5
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from crawlproject.refresh.workload import Query
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.web.text import TermAnalyzer
 
 TOP_RANKS = 100
 

@@ -26,7 +26,6 @@ import numpy as np
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
 
-from crawlproject.page import Page
 from crawlproject.refresh.changes import changed_fraction, shingles
 from crawlproject.refresh.policies import (
     EmbarrassmentPolicy,
@@ -37,7 +36,8 @@ from crawlproject.refresh.policies import (
 from crawlproject.refresh.quality import exposure
 from crawlproject.refresh.workload import headings
 from crawlproject.replay.archive import check_warc, parse_time
-from crawlproject.urls import canonicalize
+from crawlproject.web.page import Page
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex

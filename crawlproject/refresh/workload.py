@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.web.text import TermAnalyzer
 
 _HEADING = re.compile(r"<(title|h[1-3])\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")

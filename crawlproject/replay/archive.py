@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from crawlproject.urls import canonicalize
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

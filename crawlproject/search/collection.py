@@ -6,7 +6,7 @@
   for a page not fetched yet wait for it;
 * ``tantivy/`` — the full-text index, rebuilt per page from the store: BM25
   over the vote field (a term repeated once per vote), the text and the
-  title, each analyzed by the crawler's analyzer (crawlproject.text).
+  title, each analyzed by the crawler's analyzer (crawlproject.web.text).
 
 Writing is incremental: :meth:`CollectionWriter.add` records a page and
 marks what changed (the page, and every page it votes for); :meth:`commit`

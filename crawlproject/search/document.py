@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 from scrapy.http import HtmlResponse
 from scrapy.utils.response import get_base_url
 
-from crawlproject.linkcontext import all_link_contexts
-from crawlproject.text import join_text
-from crawlproject.urls import canonicalize
+from crawlproject.web.linkcontext import all_link_contexts
+from crawlproject.web.text import join_text
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.web.text import TermAnalyzer
 
 _TEXT_XPATH = "//body//text()[not(ancestor::script) and not(ancestor::style)]"
 _ALL_TEXT_XPATH = "//text()[not(ancestor::script) and not(ancestor::style) and not(ancestor::title)]"

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import tantivy
 
 from crawlproject.search.collection import FIELDS, Collection, CollectionError
-from crawlproject.text import TermAnalyzer, tokenize
+from crawlproject.web.text import TermAnalyzer, tokenize
 
 if TYPE_CHECKING:
     from collections import Counter

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 from twisted.web import resource, server
 
 from crawlproject.search.engine import QueryError
-from crawlproject.urls import canonicalize
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from twisted.web.server import Request

@@ -37,16 +37,16 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject.items import PageItem
-from crawlproject.middlewares.pagesize import is_html_content_type
 from crawlproject.search.collection import Collection, copy_pages
 from crawlproject.search.engine import IndexHome, QueryError, SearchEngine
+from crawlproject.web.content import is_html_content_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import CrawlerRunner
 
-    from crawlproject.text import TermAnalyzer
+    from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
 #: A night's crawl stops after this many times MAX_PAGES fetches even if few were pages.

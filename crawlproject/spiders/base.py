@@ -3,8 +3,9 @@ spider) derives from.
 
 It reads the topic and the seeds from spider arguments or class attributes,
 asks its strategy to score each fetched page's links, and yields one
-:class:`PageItem` per fetch plus one Request per outlink carrying its score.
-Ordering is the frontier scheduler's job; see crawlproject.frontier.
+:class:`~crawlproject.items.PageItem` per fetch plus one Request per outlink
+carrying its score. Ordering is the frontier scheduler's job; see
+crawlproject.frontier.
 
     scrapy crawl bestfirst -a query="course syllabus" -a seeds=seeds.txt
 
@@ -23,92 +24,44 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import math
-from datetime import UTC, datetime
 from itertools import count
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy import Request, Spider, signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest
-from scrapy.utils.misc import load_object
+from scrapy import Request, Spider
+from scrapy.exceptions import IgnoreRequest
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject.config import SettingsError
+from crawlproject.corpus.output import crawl_output
 from crawlproject.items import PageItem
-from crawlproject.netsafety import NetworkPolicy
-from crawlproject.output import crawl_output
-from crawlproject.page import Page, page_key
-from crawlproject.redis_seeds import RedisSeeds
-from crawlproject.scope import CrawlScope
+from crawlproject.policy.scope import CrawlScope
+from crawlproject.spiders.seeds import RedisSeedsMixin
+from crawlproject.strategies import strategy_class
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
-from crawlproject.urls import refusal_reason, without_fragment
+from crawlproject.web import meta as keys
+from crawlproject.web.page import Page
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Iterator
+    from collections.abc import AsyncIterator, Iterator
     from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
 
-class FocusedSpider(Spider):
-    """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not offer it."""
+class ArgumentsMixin:
+    """``-a name=value`` checked against what the spider takes: an unknown
+    name is a typo far more often than a wish."""
 
-    strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
-    #: The topic's keywords; ``-a query=…`` overrides it.
-    query: str = ""
-    #: Seed URLs (a list, or a file name / comma list as ``-a seeds`` takes);
-    #: ``start_urls`` work too.
-    seeds: ClassVar[Iterable[str] | str] = ()
+    name: str
     #: Spider arguments besides those of ``__init__``, read by reports.
     extra_arguments: ClassVar[tuple[str, ...]] = ("topic_id", "task", "strategy_label")
-    # Older names of ``query`` and ``seeds``, still honoured.
-    default_query: ClassVar[str] = ""
-    default_seeds: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(
-        self,
-        query: str | None = None,
-        seeds: str | None = None,
-        follow_links: str | bool = True,
-        scope: str | None = None,
-        **kwargs: Any,
-    ):
-        self._check_arguments(kwargs)
-        super().__init__(**kwargs)
-        allowed = getattr(self, "allowed_domains", None)
-        if isinstance(allowed, str):
-            # -a allowed_domains=a.org,b.net: Scrapy's offsite filter wants a list
-            self.allowed_domains = [d.strip() for d in allowed.split(",") if d.strip()]
-        # follow_links=no fetches the seeds only (a URL list, as Nutch's inject).
-        self.follow_links = str(follow_links).strip().lower() not in ("0", "no", "false", "off")
-        self.query = query if query is not None else (type(self).query or self.default_query)
-        self.seed_urls = self._seeds(seeds)
-        self._scope_argument = scope  # -a scope=any|domain|host; FOCUS_SCOPE otherwise
-        self._fetch_order = count(1)
-
-    def _seeds(self, argument: str | None) -> list[str]:
-        cls = type(self)
-        found: Iterable[str] | str = (
-            argument or cls.seeds or getattr(self, "start_urls", None) or self.default_seeds
-        )
-        urls = parse_seeds(found) if isinstance(found, str) else [str(url).strip() for url in found]
-        for url in urls:
-            reason = refusal_reason(without_fragment(url))
-            if reason is not None:
-                raise SettingsError(
-                    f"seed {url!r} cannot be crawled ({reason.replace('_', ' ')}): "
-                    "seeds must be http:// or https:// URLs with a host"
-                )
-        return urls
 
     @classmethod
     def _check_arguments(cls, given: dict[str, Any]) -> None:
-        """An unknown ``-a`` name is a typo far more often than a wish."""
         known = cls.known_arguments()
         for name in given:
             if name.startswith("_") or name in known:
@@ -127,7 +80,7 @@ class FocusedSpider(Spider):
         names = set(cls.extra_arguments)
         for klass in cls.__mro__:
             init = klass.__dict__.get("__init__")
-            if init is not None and issubclass(klass, FocusedSpider):
+            if init is not None and issubclass(klass, ArgumentsMixin):
                 names.update(
                     name for name, p in inspect.signature(init).parameters.items()
                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"
@@ -145,69 +98,80 @@ class FocusedSpider(Spider):
         known.update(("name", "start_urls", "allowed_domains", "custom_settings"))
         return known
 
-    #: A Redis list to read seeds from (crawlproject.redis_seeds), as
-    #: scrapy-redis's RedisSpider: ``-a redis_key=…`` or FOCUS_REDIS_SEEDS_KEY.
-    redis_key: ClassVar[str] = ""
-    redis_seeds: RedisSeeds | None = None
-    #: Which hosts the crawl may go to (crawlproject.scope), from its seeds.
+
+class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
+    """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not offer it."""
+
+    strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
+    #: The topic's keywords; ``-a query=…`` overrides it.
+    query: str = ""
+    #: Which hosts the crawl may go to (crawlproject.policy.scope), from its seeds.
     crawl_scope: CrawlScope = CrawlScope()
+    strategy: CrawlStrategy
+    max_links_per_page = 0
+
+    def __init__(
+        self,
+        query: str | None = None,
+        seeds: str | None = None,
+        follow_links: str | bool = True,
+        scope: str | None = None,
+        **kwargs: Any,
+    ):
+        self._check_arguments(kwargs)
+        super().__init__(**kwargs)
+        allowed = getattr(self, "allowed_domains", None)
+        if isinstance(allowed, str):
+            # -a allowed_domains=a.org,b.net: Scrapy's offsite filter wants a list
+            self.allowed_domains = [d.strip() for d in allowed.split(",") if d.strip()]
+        # follow_links=no fetches the seeds only (a URL list, as Nutch's inject).
+        self.follow_links = str(follow_links).strip().lower() not in ("0", "no", "false", "off")
+        self.query = query if query is not None else type(self).query
+        self.seed_urls = self._read_seeds(seeds)
+        self._scope_argument = scope  # -a scope=any|domain|host; FOCUS_SCOPE otherwise
+        self._fetch_order = count(1)
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        # Every status reaches the callback: a dead link is recorded (and
+        # learnt from), not hidden. A plain spider keeps Scrapy's HttpError rule.
+        settings.set("HTTPERROR_ALLOW_ALL", True, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.redis_seeds = RedisSeeds.for_spider(spider, crawler.settings)
-        spider.crawl_scope = CrawlScope.from_settings(crawler.settings, spider.seed_urls, spider._scope_argument)
+        settings = crawler.settings
+        spider._open_redis_seeds(crawler)
+        spider.crawl_scope = CrawlScope.from_settings(settings, spider.seed_urls, spider._scope_argument)
         if not spider.seed_urls and spider.redis_seeds is None:
             raise SettingsError(
                 f"spider {spider.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
                 "(one URL per line), give the spider class seeds or start_urls, or a Redis list "
                 "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
             )
-        if spider.redis_seeds is not None:
-            crawler.signals.connect(spider._more_redis_seeds, signals.spider_idle)
-        strategy_path = config.get_str(crawler.settings, "FOCUS_STRATEGY")
-        strategy_cls = load_object(strategy_path) if strategy_path else cls.strategy_class
-        spider.strategy = strategy_cls.from_crawler(crawler, spider._topic())
-        policy = NetworkPolicy.from_settings(crawler.settings)
-        for url in spider.seed_urls:
-            problem = policy.url_problem(without_fragment(url))
-            if problem is not None:
-                raise SettingsError(
-                    f"seed {url!r} is refused ({problem.replace('_', ' ')} address): a crawl reaches no "
-                    "private network unless FOCUS_ALLOWED_NETWORKS opens its range"
-                )
+        chosen = strategy_class(config.get_str(settings, "FOCUS_STRATEGY")) or cls.strategy_class
+        spider.strategy = chosen.from_crawler(crawler, spider._topic())
+        spider._check_seeds_reachable(crawler)
         # The output folder is settled now, before anything starts: a folder
         # of another crawl stops the crawl here; a resumed one numbers on.
-        output = crawl_output(spider, crawler.settings)
+        output = crawl_output(spider, settings)
         spider._fetch_order = count(output.next_order)
-        spider.max_links_per_page = config.get_int(crawler.settings, "FOCUS_MAX_LINKS_PER_PAGE", minimum=0)
+        spider.max_links_per_page = config.get_int(settings, "FOCUS_MAX_LINKS_PER_PAGE")
         return spider
 
     def _topic(self) -> Topic:
         return Topic(query=self.query)
 
-    strategy: CrawlStrategy
-
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
             yield self._seed(url)
-        if self.redis_seeds is not None:
-            for url in self.redis_seeds.pop():
-                yield self._seed(url)
+        async for request in self._redis_start():
+            yield request
 
     def _seed(self, url: str) -> Request:
         self.crawl_scope.add_seed(url)  # a later seed (Redis) widens the scope
-        return self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
-
-    def _more_redis_seeds(self) -> None:
-        """Idle: seeds pushed to the Redis list meanwhile keep the crawl going."""
-        assert self.redis_seeds is not None and self.crawler is not None and self.crawler.engine is not None
-        urls = self.redis_seeds.pop()
-        for url in urls:
-            if refusal_reason(without_fragment(url)) is None:
-                self.crawler.engine.crawl(self._seed(url))
-        if urls:
-            raise DontCloseSpider
+        return super()._seed(url)
 
     def _request(self, url: str, meta: dict[str, Any], key: str | None = None) -> Request:
         """A request for a page, parsed by this spider (errors recorded too);
@@ -218,8 +182,6 @@ class FocusedSpider(Spider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         yield from self._outputs(response, self._page_of(response))
-
-    max_links_per_page = 0
 
     def _page_of(self, response: Response) -> Page:
         page = Page.from_response(
@@ -236,10 +198,12 @@ class FocusedSpider(Spider):
         """The page's item, then a scored Request per link to follow."""
         ok = 200 <= response.status < 300
         relevance = self.strategy.page_relevance(page) if ok else None
+        if not ok:
+            self.strategy.dead_end(page.key, page.meta, response.status)
         links = page.links if ok else []
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
-        yield self._page_item(response, page, relevance, links)
+        yield PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
         if follow:
             # What every child inherits: its parent, and the strategy's state.
             inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, relevance)}
@@ -260,103 +224,9 @@ class FocusedSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(IgnoreRequest) and request.meta.get(keys.REFUSED):
             return  # refused by policy (robots.txt, the network policy): counted, not a page
-        yield PageItem(
-            url=request.url,
-            canonical_url=page_key(request.url, request.meta),
-            requested_url=(request.meta.get("redirect_urls") or [request.url])[0],
-            status=None,
-            error=f"{getattr(failure.type, '__name__', 'Error')}: {failure.getErrorMessage()}"[:500],
-            order=next(self._fetch_order),
-            depth=request.meta.get("depth", 0),
-            parent_url=request.meta.get(keys.PARENT),
-            score=_finite(request.meta.get(keys.SCORE)),
-            relevance=None,
-            fetched_at=_now(),
-            content_type=None,
-            size=0,
-            truncated=False,
-            last_modified=None,
-            outlink_count=0,
-            body=b"",
-            headers=[],
-            outlinks=[],
-        )
-
-    def _page_item(
-        self, response: Response, page: Page, relevance: float | None, links: list[Any]
-    ) -> PageItem:
-        meta = response.meta
-        redirects = meta.get("redirect_urls") or []
-        headers = response.headers
-        return PageItem(
-            url=response.url,
-            canonical_url=page.key,
-            requested_url=redirects[0] if redirects else response.request.url,  # type: ignore[union-attr]
-            status=response.status,
-            error=None,
-            order=next(self._fetch_order),
-            depth=meta.get("depth", 0),
-            parent_url=meta.get(keys.PARENT),
-            score=_finite(meta.get(keys.SCORE)),
-            relevance=relevance,
-            fetched_at=_now(),
-            content_type=_header(headers, b"Content-Type"),
-            size=len(response.body),
-            truncated="truncated" in response.flags,
-            last_modified=_header(headers, b"Last-Modified"),
-            outlink_count=len(links),
-            body=response.body,
-            headers=[
-                (name.decode("latin-1"), value.decode("latin-1"))
-                for name, values in headers.items()
-                for value in values
-            ],
-            outlinks=[(link.key, link.anchor) for link in links],
-        )
-
-
-def parse_seeds(value: str) -> list[str]:
-    """Seeds from a file (one URL per line, ``#`` comments) or a comma list.
-    A value naming no URL is a file, whatever its name holds (commas too).
-
-    >>> parse_seeds("http://a.test/, http://b.test/")
-    ['http://a.test/', 'http://b.test/']
-    >>> parse_seeds("x" * 5000)
-    Traceback (most recent call last):
-    ...
-    crawlproject.config.SettingsError: seeds='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is neither a file nor a comma-separated list of URLs (no such file)
-    """
-    if "://" in value:
-        return [url.strip() for url in value.split(",") if url.strip()]
-    path = Path(value)
-    try:
-        is_file = path.is_file()
-    except OSError:  # a name too long to be a file's
-        is_file = False
-    if not is_file:
-        shown = value if len(value) <= 80 else value[:30] + "…"
-        raise SettingsError(f"seeds={shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def _finite(score: Any) -> float | None:
-    if score is None:
-        return None
-    score = float(score)
-    return score if math.isfinite(score) else None
-
-
-def _header(headers: Any, name: bytes) -> str | None:
-    value = headers.get(name)
-    return value.decode("latin-1") if value else None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+        item = PageItem.of_failure(request, failure, next(self._fetch_order))
+        self.strategy.dead_end(item["canonical_url"], request.meta, None)
+        yield item
 
 
 class ModelSpider(FocusedSpider):
@@ -364,11 +234,10 @@ class ModelSpider(FocusedSpider):
     class attribute ``model``, or the FOCUS_MODEL setting. Abstract."""
 
     model: str = ""
-    default_model: ClassVar[str] = ""  # the older name of ``model``, still honoured
 
     def __init__(self, model: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.model_path = model or type(self).model or self.default_model
+        self.model_path = model or type(self).model
 
     def _topic(self) -> Topic:
         return Topic(query=self.query, model=self.model_path)

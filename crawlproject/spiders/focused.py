@@ -5,7 +5,7 @@ decides which links to follow first.
     scrapy crawl focused -a model=model.npz -a good=course -a seeds=seeds.txt \\
         -s FOCUS_FOCUS_MODE=hard -s FOCUS_DISTILL_EVERY=100
 
-Pages are classified in micro-batches (crawlproject.classify.batching): a
+Pages are classified in micro-batches (crawlproject.spiders.batching): a
 callback awaits its page's verdict while the downloader keeps fetching.
 """
 
@@ -17,9 +17,10 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawlproject import config
-from crawlproject.classify.batching import MicroBatcher
-from crawlproject.labels import parse_categories
+from crawlproject.corpus.labels import parse_categories
+from crawlproject.scrapy_private import downloads_in_flight
 from crawlproject.spiders.base import ModelSpider
+from crawlproject.spiders.batching import MicroBatcher
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.focused import FocusedCrawlStrategy, Verdict
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from crawlproject.page import Page
+    from crawlproject.web.page import Page
 
 
 class FocusedCrawlerSpider(ModelSpider):
@@ -40,11 +41,10 @@ class FocusedCrawlerSpider(ModelSpider):
     #: A topic spider names its model file and good categories here (or
     #: ``-a model=… -a good=…``, or the FOCUS_MODEL / FOCUS_GOOD settings).
     good: tuple[str, ...] | str = ()
-    default_good: tuple[str, ...] = ()  # the older name of ``good``, still honoured
 
     def __init__(self, model: str | None = None, good: str | None = None, **kwargs: Any):
         super().__init__(model, **kwargs)
-        chosen = good or type(self).good or self.default_good
+        chosen = good or type(self).good
         self.good_categories = parse_categories(chosen) if isinstance(chosen, str) else tuple(chosen)
 
     @classmethod
@@ -53,8 +53,8 @@ class FocusedCrawlerSpider(ModelSpider):
         settings = crawler.settings
         spider.batcher = MicroBatcher(
             spider.strategy.classify,
-            max_size=config.get_int(settings, "FOCUS_CLASSIFY_BATCH", minimum=1),
-            wait=config.get_float(settings, "FOCUS_CLASSIFY_WAIT", minimum=0.0),
+            max_size=config.get_int(settings, "FOCUS_CLASSIFY_BATCH"),
+            wait=config.get_float(settings, "FOCUS_CLASSIFY_WAIT"),
             nothing_in_flight=spider._nothing_in_flight,
         )
         crawler.signals.connect(spider._flush_batch, signals.spider_idle)
@@ -90,8 +90,7 @@ class FocusedCrawlerSpider(ModelSpider):
             self.strategy.assume(page, Verdict(0.0, 0, expand=False))
 
     def _nothing_in_flight(self) -> bool:
-        engine = self.crawler.engine if self.crawler is not None else None
-        return engine is None or not engine.downloader.active
+        return self.crawler is None or downloads_in_flight(self.crawler) == 0
 
     def _flush_batch(self) -> None:
         self.batcher.flush()

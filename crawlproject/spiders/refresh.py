@@ -38,9 +38,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject.config import SettingsError
-from crawlproject.page import Page
 from crawlproject.refresh.changes import Change
 from crawlproject.refresh.policies import (
     DEFAULT_TAU,
@@ -53,7 +51,9 @@ from crawlproject.refresh.workload import WorkloadError, read_workload
 from crawlproject.replay.archive import parse_time
 from crawlproject.spiders.base import FocusedSpider
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
-from crawlproject.text import TermAnalyzer
+from crawlproject.web import meta as keys
+from crawlproject.web.page import Page
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -79,7 +79,7 @@ class RefreshSpider(FocusedSpider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         # The policy and the budget: spider arguments, else FOCUS_REFRESH_POLICY / FOCUS_REFRESH_BUDGET.
         kwargs.setdefault("policy", config.get_str(crawler.settings, "FOCUS_REFRESH_POLICY"))
-        kwargs.setdefault("budget", config.get_int(crawler.settings, "FOCUS_REFRESH_BUDGET", minimum=1))
+        kwargs.setdefault("budget", config.get_int(crawler.settings, "FOCUS_REFRESH_BUDGET"))
         return super().from_crawler(crawler, *args, **kwargs)
 
     def __init__(

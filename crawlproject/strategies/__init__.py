@@ -1,1 +1,62 @@
-"""Crawling strategies: how the links of a fetched page are scored (SPEC §2)."""
+"""Crawling strategies: how the links of a fetched page are scored (SPEC §2).
+
+A strategy is a thin adapter: it turns what a model (crawlproject.models)
+or a formula says of a page into one score per link. ``FOCUS_STRATEGY``
+takes a name of :data:`STRATEGIES` or the import path of any
+:class:`~crawlproject.strategies.base.CrawlStrategy`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+#: Strategy names (as reports and ``FOCUS_STRATEGY`` say them) → classes.
+STRATEGIES = {
+    "breadth-first": "crawlproject.strategies.breadth_first.BreadthFirstStrategy",
+    "best-first": "crawlproject.strategies.best_first.BestFirstStrategy",
+    "shark-search": "crawlproject.strategies.shark_search.SharkSearchStrategy",
+    "fish-search": "crawlproject.strategies.shark_search.FishSearchStrategy",
+    "focused": "crawlproject.strategies.focused.FocusedCrawlStrategy",
+    "context-graph": "crawlproject.strategies.context_graph.ContextGraphStrategy",
+    "link-value": "crawlproject.strategies.link_value.LinkValueStrategy",
+    "infospiders": "crawlproject.strategies.infospiders.InfoSpidersStrategy",
+    "random": "crawlproject.strategies.baselines.RandomStrategy",
+    "oracle": "crawlproject.strategies.baselines.OneStepOracleStrategy",
+    "path-oracle": "crawlproject.strategies.baselines.PathOracleStrategy",
+}
+
+
+def strategy_class(name: str) -> Any:
+    """The strategy class a ``FOCUS_STRATEGY`` value names (``None`` when
+    empty: the spider's own); one line when it names none.
+
+    >>> strategy_class("shark-search").__name__
+    'SharkSearchStrategy'
+    >>> strategy_class("sharksearch")
+    Traceback (most recent call last):
+    ...
+    crawlproject.config.SettingsError: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class
+    """
+    from scrapy.utils.misc import load_object
+
+    from crawlproject.config import SettingsError
+    from crawlproject.strategies.base import CrawlStrategy
+
+    if not name:
+        return None
+    path = STRATEGIES.get(name.strip().lower(), name)
+    try:
+        found = load_object(path)
+    except ValueError:  # not a dotted path
+        close = difflib.get_close_matches(name.lower(), list(STRATEGIES), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise SettingsError(
+            f"FOCUS_STRATEGY={name!r} names no strategy: {hint}Give a strategy name "
+            f"({', '.join(sorted(STRATEGIES))}) or the import path of a CrawlStrategy class"
+        ) from None
+    except (ImportError, NameError, AttributeError) as exc:
+        raise SettingsError(f"FOCUS_STRATEGY={name!r} cannot be imported: {exc}") from None
+    if not (isinstance(found, type) and issubclass(found, CrawlStrategy)):
+        raise SettingsError(f"FOCUS_STRATEGY={name!r} is not a CrawlStrategy class")
+    return found

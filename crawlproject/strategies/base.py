@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from crawlproject import config
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.page import Promotion
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
+    from crawlproject.web.page import Page
 
 
 _K = TypeVar("_K")
@@ -45,17 +46,6 @@ class RecentMemory(OrderedDict[_K, _V]):
         self[key] = value
         if len(self) > self.limit:
             self.popitem(last=False)
-
-
-@dataclass(frozen=True)
-class Promotion:
-    """A URL a strategy wants crawled sooner than its links' scores say
-    (e.g. an outlink of a hub found by the distiller)."""
-
-    url: str  # as found: what is fetched
-    score: float
-    source: str  # the page it is promoted for
-    key: str  # the URL's canonical form
 
 
 @dataclass(frozen=True)
@@ -110,6 +100,12 @@ class CrawlStrategy(ABC):
         inherited score, a depth budget); read back there from ``page.meta``.
         Must be small and picklable: it is stored in the frontier."""
         return {}
+
+    def dead_end(self, key: str, meta: Mapping[str, Any], status: int | None) -> None:
+        """The link queued under *key* (its request *meta*) led to no page:
+        answered *status* (not 2xx), or ``None`` when the fetch failed. A
+        strategy that learns where links lead counts it."""
+        return None
 
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Called once per fetched page after its links were scored, for

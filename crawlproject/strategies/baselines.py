@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from crawlproject import config
 from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
-from crawlproject.labels import is_relevant, load_labels, parse_categories
-from crawlproject.scope import CrawlScope
+from crawlproject.corpus.labels import is_relevant, load_labels, parse_categories
+from crawlproject.policy.scope import CrawlScope
 from crawlproject.strategies.base import CrawlStrategy
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 _UNREACHABLE = 1_000_000  # no relevant page can be reached from here
 
@@ -107,7 +107,7 @@ class PathOracleStrategy(OneStepOracleStrategy):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        from crawlproject.evaluation.corpus import load_corpus
+        from crawlproject.corpus.reader import load_corpus
 
         labels, relevant = _relevant_from_settings(crawler, "path oracle")
         warc = config.get_str(crawler.settings, "FOCUS_ORACLE_WARC")

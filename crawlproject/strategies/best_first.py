@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.strategies.base import CrawlStrategy
-from crawlproject.text import TermAnalyzer, cosine
+from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.search.engine import IndexIdf
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 
 class BestFirstStrategy(CrawlStrategy):

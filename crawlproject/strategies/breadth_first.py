@@ -10,7 +10,7 @@ from crawlproject.strategies.base import CrawlStrategy
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from crawlproject.page import Page
+    from crawlproject.web.page import Page
 
 
 class BreadthFirstStrategy(CrawlStrategy):

@@ -1,6 +1,6 @@
 """The context-focused crawler (Diligenti et al. 2000; SPEC §2).
 
-A layer classifier (crawlproject.lookahead.context_graph, trained by
+A layer classifier (crawlproject.models.context_graph, trained by
 ``scrapy train --kind context-graph``) puts each fetched page in
 layer i — "about i links before a target" — or "other"; the page's links
 join queue i. The crawler always pops from the non-empty queue with the
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
-from crawlproject.lookahead.context_graph import ContextGraphModel, Placement
-from crawlproject.scope import HomeSites
+from crawlproject.models.context_graph import ContextGraphModel, Placement
+from crawlproject.models.taxonomy_classifier import ModelError
+from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
-from crawlproject.text import TermAnalyzer
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 
 class ContextGraphStrategy(CrawlStrategy):

@@ -11,13 +11,13 @@ R(p) = Σ_{c ∈ good} Pr(c|p).
   no good page is left to expand; with a reserve, the links of the other
   pages are kept at priority R(p) − 1, below every link of a good page, and
   crawled only when none is left.
-* Distiller (optional, crawlproject.strategies.distiller): every M pages, the
+* Distiller (optional, crawlproject.models.distiller): every M pages, the
   unvisited outlinks of the top hubs of a relevance-weighted HITS are raised
   above everything else.
-* Online learning (optional, crawlproject.classify.online): every M pages the
+* Online learning (optional, crawlproject.models.online): every M pages the
   classifier learns from the crawl's confidently classified pages, and every
   queued URL is re-scored with its parent's new relevance.
-* A topic bound to its sites (FOCUS_HOME, crawlproject.scope.HomeSites): a
+* A topic bound to its sites (FOCUS_HOME, crawlproject.policy.scope.HomeSites): a
   page away from home has R(p) = 0 and is never expanded under hard focus,
   whatever it says, and a link that leaves home is queued at AWAY, below
   every link at home (its page is known to be worth 0); the distiller does
@@ -39,18 +39,18 @@ from scrapy import signals
 from scrapy.utils.job import job_dir
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject import signals as focus_signals
-from crawlproject.classify.model import ModelError, TaxonomyClassifier
-from crawlproject.classify.online import OnlineLearner
-from crawlproject.classify.taxonomy import TaxonomyError
 from crawlproject.config import SettingsError
-from crawlproject.labels import parse_categories
-from crawlproject.scope import HomeSites
+from crawlproject.corpus.labels import parse_categories
+from crawlproject.models.distiller import Distiller
+from crawlproject.models.online import OnlineLearner
+from crawlproject.models.taxonomy import TaxonomyError
+from crawlproject.models.taxonomy_classifier import ModelError, TaxonomyClassifier
+from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
-from crawlproject.strategies.distiller import Distiller
 from crawlproject.strategies.focused_state import FocusedState
-from crawlproject.text import TermAnalyzer
+from crawlproject.web import meta as keys
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
-    from crawlproject.strategies.base import Promotion, Topic
+    from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page, Promotion
 
 logger = logging.getLogger(__name__)
 #: The score of a link that leaves a site-bound topic's home: below every
@@ -115,14 +115,14 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if not good:
             raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
         # Every setting is checked, used or not, before the model is loaded.
-        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE", ("soft", "hard"))
+        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE")
         reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
-        distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY", minimum=0)
-        distill_hubs = config.get_int(settings, "FOCUS_DISTILL_HUBS", minimum=1)
+        distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY")
+        distill_hubs = config.get_int(settings, "FOCUS_DISTILL_HUBS")
         distill_same_host = config.get_bool(settings, "FOCUS_DISTILL_SAME_HOST")
-        retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY", minimum=0)
-        confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE", minimum=0.0, maximum=1.0)
-        rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO", minimum=0.0)
+        retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY")
+        confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE")
+        rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO")
         home = HomeSites.from_settings(settings)
         jobdir = job_dir(settings)
         state = FocusedState(Path(jobdir) / "focused") if jobdir else None

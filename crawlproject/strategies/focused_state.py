@@ -4,7 +4,7 @@ the classifier after online learning, the crawled pages' features the
 learner re-classifies, the distiller's graph. Arrays and JSON only (no
 pickle). Each part is written when it changes as much as it is ever going to
 be used: the distiller after each run, the learner when it re-scores
-(amortised, see crawlproject.classify.online) and when the crawl closes; a
+(amortised, see crawlproject.models.online) and when the crawl closes; a
 kill loses at most what was learned since.
 """
 
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from crawlproject.classify.model import TaxonomyClassifier
+from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
 
 if TYPE_CHECKING:
-    from crawlproject.classify.online import OnlineLearner
-    from crawlproject.strategies.distiller import Distiller
+    from crawlproject.models.distiller import Distiller
+    from crawlproject.models.online import OnlineLearner
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ scores links from the keywords near them.
   learns by back-propagation that the link led to a page of that similarity.
 
 A topic bound to its sites (FOCUS_HOME names its home,
-crawlproject.scope.HomeSites): a page away from home has similarity 0 —
+crawlproject.policy.scope.HomeSites): a page away from home has similarity 0 —
 no energy, and the net that chose it learns 0 — and a link that leaves home
 drops as a dead agent's do, below every link at home: its page is known to
 be worth 0 before it is fetched, so no net predicts it (nor learns from it).
@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject import signals as focus_signals
-from crawlproject.scope import HomeSites
+from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import RecentMemory
 from crawlproject.strategies.best_first import BestFirstStrategy
-from crawlproject.text import TermAnalyzer
+from crawlproject.web import meta as keys
+from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -61,8 +61,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 ANCHOR_WEIGHT, CONTEXT_WEIGHT = 1.0, 0.5
 INITIAL_ENERGY = 1.0
@@ -160,16 +160,16 @@ class InfoSpidersStrategy(BestFirstStrategy):
         return cls(
             topic,
             TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
-            agents=config.get_int(settings, "FOCUS_INFOSPIDERS_AGENTS", minimum=1),
-            max_agents=config.get_int(settings, "FOCUS_INFOSPIDERS_MAX_AGENTS", minimum=1),
-            alpha=config.get_float(settings, "FOCUS_INFOSPIDERS_ALPHA", 0.0, 1.0),
-            beta=config.get_float(settings, "FOCUS_INFOSPIDERS_BETA", minimum=0.0),
-            hidden_units=config.get_int(settings, "FOCUS_INFOSPIDERS_HIDDEN", minimum=1),
-            learning_rate=config.get_float(settings, "FOCUS_INFOSPIDERS_LEARNING_RATE", minimum=0.0),
+            agents=config.get_int(settings, "FOCUS_INFOSPIDERS_AGENTS"),
+            max_agents=config.get_int(settings, "FOCUS_INFOSPIDERS_MAX_AGENTS"),
+            alpha=config.get_float(settings, "FOCUS_INFOSPIDERS_ALPHA"),
+            beta=config.get_float(settings, "FOCUS_INFOSPIDERS_BETA"),
+            hidden_units=config.get_int(settings, "FOCUS_INFOSPIDERS_HIDDEN"),
+            learning_rate=config.get_float(settings, "FOCUS_INFOSPIDERS_LEARNING_RATE"),
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             crawler=crawler,
-            memory=config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0),
-            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS", minimum=0),
+            memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
+            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
             home=HomeSites.from_settings(settings),
         )
 

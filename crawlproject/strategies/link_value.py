@@ -1,11 +1,11 @@
 """Learned link value (Rennie & McCallum 1999; SPEC §2 via issue 15): every
 link scores the discounted number of targets it is predicted to lead to
-(crawlproject.lookahead.link_value, trained by
+(crawlproject.models.link_value, trained by
 ``scrapy train --kind link-value``), and the model keeps learning
 from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
 
-The crawl's home (crawlproject.scope.HomeSites.of_model, as the context
+The crawl's home (crawlproject.policy.scope.HomeSites.of_model, as the context
 graph's): the sites the model's training named (``home``), else FOCUS_HOME's,
 else — for a model that counts only its home's targets (``value_scope``, a
 topic bound to its sites) — the seeds'. A link that leads off a site-bound
@@ -49,12 +49,13 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from crawlproject import config
-from crawlproject.classify.model import ModelError
 from crawlproject.config import SettingsError
-from crawlproject.lookahead.link_value import LinkValueModel
-from crawlproject.scope import HomeSites
-from crawlproject.strategies.base import CrawlStrategy, Promotion, RecentMemory, trained_model_path
-from crawlproject.text import TermAnalyzer, cosine
+from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.taxonomy_classifier import ModelError
+from crawlproject.policy.scope import HomeSites
+from crawlproject.strategies.base import CrawlStrategy, RecentMemory, trained_model_path
+from crawlproject.web.page import Promotion
+from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 logger = logging.getLogger(__name__)
 #: How much the query's cosine adds to a link's value: it orders links the
@@ -111,7 +112,7 @@ class LinkValueStrategy(CrawlStrategy):
         settings = crawler.settings
         online = config.get_bool(settings, "FOCUS_LINK_VALUE_ONLINE")
         siblings = config.get_bool(settings, "FOCUS_LINK_VALUE_SIBLINGS")
-        memory = config.get_int(settings, "FOCUS_LEARN_MEMORY", minimum=0)
+        memory = config.get_int(settings, "FOCUS_LEARN_MEMORY")
         path = trained_model_path(crawler, topic, "link-value", "link-value")
         try:
             model = LinkValueModel.load(path)

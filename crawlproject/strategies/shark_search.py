@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
-from crawlproject import meta as keys
 from crawlproject.strategies.best_first import BestFirstStrategy
-from crawlproject.text import TermAnalyzer, cosine
+from crawlproject.web import meta as keys
+from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawlproject.page import Page
     from crawlproject.strategies.base import Topic
+    from crawlproject.web.page import Page
 
 
 class SharkSearchStrategy(BestFirstStrategy):
@@ -60,11 +60,11 @@ class SharkSearchStrategy(BestFirstStrategy):
         return cls(
             topic,
             TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
-            gamma=config.get_float(settings, "FOCUS_SHARK_GAMMA", 0.0, 1.0),
-            delta=config.get_float(settings, "FOCUS_SHARK_DELTA", 0.0, 1.0),
-            beta=config.get_float(settings, "FOCUS_SHARK_BETA", 0.0, 1.0),
-            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH", minimum=1),
-            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS", minimum=0),
+            gamma=config.get_float(settings, "FOCUS_SHARK_GAMMA"),
+            delta=config.get_float(settings, "FOCUS_SHARK_DELTA"),
+            beta=config.get_float(settings, "FOCUS_SHARK_BETA"),
+            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH"),
+            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
         )
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:

@@ -1,0 +1,112 @@
+"""Run one crawl of one topic, for real (`scrapy crawl` in a child process)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import ROOT
+from bench.topic_models import home_of_topic
+from crawlproject.evaluation.topics import Topic
+from crawlproject.replay import LOOPBACK_SPEED
+
+#: strategy name (as reports show it) → spider name
+SPIDERS = {
+    "breadth-first": "breadthfirst",
+    "best-first": "bestfirst",
+    "shark-search": "sharksearch",
+    "fish-search": "fishsearch",
+    "random": "random",
+    "oracle": "oracle",
+    "path-oracle": "pathoracle",
+    "focused": "focused",
+    "context-graph": "contextgraph",
+    "link-value": "linkvalue",
+    "infospiders": "infospiders",
+}
+#: strategies that need a trained taxonomy model (bench.topic_models)
+NEEDS_MODEL = frozenset({"focused", "context-graph", "link-value"})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A strategy with settings of its own, under a label for reports:
+    ``bfs16=best-first:FOCUS_BATCH_SIZE=16;FOCUS_FRONTIER_MAX=256``."""
+
+    label: str
+    strategy: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        label, _, spec = text.partition("=") if "=" in text.split(":")[0] else ("", "", text)
+        strategy, _, settings = spec.partition(":")
+        if strategy not in SPIDERS:
+            raise ValueError(f"unknown strategy {strategy!r} in {text!r}; known: {', '.join(SPIDERS)}")
+        pairs = tuple(
+            tuple(pair.split("=", 1)) for pair in settings.split(";") if pair.strip()
+        )
+        if any(len(pair) != 2 for pair in pairs):
+            raise ValueError(f"settings of {text!r} must be NAME=VALUE;NAME=VALUE")
+        return cls(label or strategy, strategy, pairs)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CrawlJob:
+    variant: Variant
+    topic: Topic
+    task: int
+    budget: int
+    folder: Path
+    model: Path | None = None  # the topic's model (taxonomy, context graph, link value)
+    good: str = ""  # the good category to crawl with (default: the topic's)
+    #: what the budget counts: pages answered with status 200 ("ok"), or every fetch
+    axis: str = "ok"
+    #: which sites the crawl may go to (crawlproject.policy.scope): any, domain or host of the seeds
+    scope: str = "any"
+
+    @property
+    def strategy(self) -> str:
+        return self.variant.label
+
+
+def run_crawl_job(
+    job: CrawlJob, proxy: str, warc: Path, labels: Path, extra_settings: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    folder = job.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds = folder / "seeds.txt"
+    seeds.write_text("\n".join(job.topic.start(job.task)) + "\n", encoding="utf-8")
+    settings = {
+        **LOOPBACK_SPEED,
+        "FOCUS_REPLAY_PROXY": proxy,
+        **({"FOCUS_OK_PAGECOUNT": str(job.budget)} if job.axis == "ok" else {"CLOSESPIDER_ITEMCOUNT": str(job.budget)}),
+        "FOCUS_LABELS": str(labels),
+        "FOCUS_RELEVANT": job.topic.category,
+        "FOCUS_SCOPE": job.scope,
+        "FOCUS_HOME": ",".join(home_of_topic(job.topic)),
+        "FOCUS_ORACLE_WARC": str(warc),
+        "FOCUS_CACHE_DIR": str(ROOT / ".cache"),
+        "FOCUS_OUTPUT_DIR": str(folder),
+        "FOCUS_STORE_PAGES": "false",
+        "LOGSTATS_INTERVAL": "0",
+        "LOG_LEVEL": "WARNING",
+        "LOG_FILE": str(folder / "crawl.log"),
+        **dict(job.variant.settings),
+        **(extra_settings or {}),
+    }
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", SPIDERS[job.variant.strategy],
+        "-a", f"seeds={seeds}", "-a", f"query={job.topic.query}",
+        "-a", f"topic_id={job.topic.id}", "-a", f"task={job.task}",
+        "-a", f"strategy_label={job.variant.label}",
+    ]
+    if job.model is not None:
+        command += ["-a", f"model={job.model}"]
+        if job.variant.strategy == "focused":
+            command += ["-a", f"good={job.good or job.topic.category}"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603

@@ -1,0 +1,200 @@
+"""A taxonomy model per topic for evaluating the focused crawler, trained
+without seeing the part of the corpus the topic's crawl is judged on.
+
+On the real web a classifier is trained on a directory's example pages,
+which are a vanishing fraction of what the crawler meets. In a closed
+corpus every labelled page is also a page the crawler may fetch, so a model
+trained on all labels would know the answers. The protocol here: leave out
+every labelled page on any host that holds a relevant page of the topic,
+except the topic's seeds (the user's examples of the good category). The
+model still learns the whole taxonomy from the other hosts, but it never
+saw a page of the topic's hosts other than the seeds it is given.
+
+The good category is the topic's own when the training pages hold more of
+it than the seeds; otherwise its nearest ancestor that they do hold (a
+directory marks the categories it has: with the hosts of ``course/cornell``
+held out, the taxonomy still knows ``course`` from the other hosts, but
+only the seeds of ``course/cornell``). A topic whose category has no pages
+but its seeds, and no ancestor with pages, keeps its category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crawlproject.corpus.labels import is_relevant
+from crawlproject.evaluation.topics import relevant_set
+from crawlproject.models.examples import Examples
+from crawlproject.models.taxonomy import parent_path
+from crawlproject.models.taxonomy_classifier import ModelSettings, TaxonomyClassifier
+from crawlproject.policy.scope import site_of
+from crawlproject.web.urls import host_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from crawlproject.corpus.reader import Corpus
+    from crawlproject.evaluation.topics import Topic
+    from crawlproject.models.training_graph import TrainingGraph
+
+
+#: How a topic's models are kept from its answers: ``host-disjoint`` (above);
+#: ``label-disjoint`` — they see every page and link of the corpus but no
+#: label of the topic's relevant pages except its seeds', and the good
+#: category is the topic's own, known from the seeds alone (the user's
+#: examples, and the link graph of an earlier crawl of the web). For a corpus
+#: of one site, where host-disjoint training would leave nothing but the seeds.
+PROTOCOLS = ("host-disjoint", "label-disjoint")
+
+
+def held_out_hosts(corpus: Corpus, topic: Topic) -> set[str]:
+    """The hosts a topic's models never see (but for its seeds)."""
+    return {host_of(url) for url in relevant_set(topic, corpus)}
+
+
+def hidden_labels(corpus: Corpus, topic: Topic) -> set[str]:
+    """The pages whose labels a label-disjoint model never sees."""
+    return relevant_set(topic, corpus) - set(topic.seeds)
+
+
+def topic_training_examples(
+    corpus: Corpus, topic: Topic, held_out: set[str] | None = None, protocol: str = "host-disjoint"
+) -> Examples:
+    keep = _labelled_for_training(corpus, topic, held_out, protocol)
+    examples = Examples()
+    for url, category in sorted(corpus.labels.items()):
+        if keep(url):
+            examples.add(url, corpus.text.get(url, ""), category)
+    return examples
+
+
+def _labelled_for_training(
+    corpus: Corpus, topic: Topic, held_out: set[str] | None, protocol: str
+) -> Callable[[str], bool]:
+    """Whether a labelled page is a training example under *protocol*."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    if protocol == "label-disjoint":
+        hidden = hidden_labels(corpus, topic)
+        return lambda url: url not in hidden
+    held_out = held_out_hosts(corpus, topic) if held_out is None else held_out
+    seeds = set(topic.seeds)
+    return lambda url: url in seeds or host_of(url) not in held_out
+
+
+def good_category(examples: Examples, topic: Topic, protocol: str = "host-disjoint") -> str:
+    """The category to mark good for *topic* (see the module docstring; a
+    label-disjoint model marks the topic's own).
+
+    >>> from crawlproject.evaluation.topics import Topic
+    >>> topic = Topic("c", "course/cornell", [], ["s1"], [], [], 5)
+    >>> examples = Examples(["s1", "t1"], ["", ""], ["course/cornell", "course/texas"])
+    >>> good_category(examples, topic)
+    'course'
+    """
+    if protocol == "label-disjoint":
+        return topic.category
+    seeds = set(topic.seeds)
+    path = topic.category
+    while path:
+        if any(
+            url not in seeds and is_relevant(category, (path,))
+            for url, category in zip(examples.urls, examples.categories, strict=True)
+        ):
+            return path
+        path = parent_path(path)
+    return topic.category
+
+
+def topic_training_graph(
+    graph: TrainingGraph, corpus: Corpus, topic: Topic, scope: str = "any", protocol: str = "host-disjoint"
+) -> TrainingGraph:
+    """The corpus's link graph under the same protocol: host-disjoint, the
+    pages of the topic's hosts are left out except its seeds; label-disjoint,
+    every page stays but the labels of the topic's relevant pages other than
+    its seeds are gone. Targets are the labelled pages of the good category
+    (:func:`good_category`), the seeds among them. A crawl kept to its sites
+    (*scope*) learns from the links inside sites."""
+    if protocol == "label-disjoint":
+        hidden = hidden_labels(corpus, topic)
+        kept = replace(graph, labels={url: c for url, c in graph.labels.items() if url not in hidden})
+        return kept.within_sites(scope).with_targets((topic.category,))
+    held_out = held_out_hosts(corpus, topic)
+    seeds = set(topic.seeds)
+    good = good_category(topic_training_examples(corpus, topic, held_out), topic)
+    kept = graph.restricted(lambda url: url in seeds or host_of(url) not in held_out)
+    return kept.within_sites(scope).with_targets((good,))
+
+
+def value_scope_of(topic: Topic) -> str:
+    """What a topic's link values count: ``domain`` — only the targets on
+    the site a link sits on — when every example the user gave (its seeds)
+    lies on one registered domain, as "the course pages of this university"
+    does — that domain is then the crawl's home; ``any`` when the examples
+    span sites, as "course pages" does.
+    Decided from the topic's examples alone, never from its targets.
+
+    >>> from crawlproject.evaluation.topics import Topic
+    >>> value_scope_of(Topic("c", "course/x", [], ["http://www.cs.x.edu/a", "http://x.edu/b"], [], [], 2))
+    'domain'
+    >>> value_scope_of(Topic("c", "course", [], ["http://x.edu/a", "http://y.edu/b"], [], [], 2))
+    'any'
+    """
+    return "domain" if len({site_of(url, "domain") for url in topic.seeds}) == 1 else "any"
+
+
+def home_of_topic(topic: Topic) -> list[str]:
+    """FOCUS_HOME for a crawl of *topic*: its examples, when
+    :func:`value_scope_of` binds it to their site (every task: a Task 2
+    crawl starts elsewhere, but its targets are the examples' site's);
+    none for a topic that spans sites."""
+    return sorted(topic.seeds) if value_scope_of(topic) != "any" else []
+
+
+def train_lookahead_model(
+    graph: TrainingGraph, corpus: Corpus, topic: Topic, kind: str, path: Path, scope: str = "any",
+    protocol: str = "host-disjoint",
+) -> Path:
+    """Train (or reuse, when *path* exists) the topic's context-graph or
+    link-value model, host-disjoint as :func:`train_topic_model`, on the
+    links a crawl of *scope* follows; both count the targets
+    :func:`value_scope_of` says (the context graph's layers, the link values)."""
+    from crawlproject.models.context_graph import ContextGraphModel
+    from crawlproject.models.link_value import LinkValueModel
+
+    if path.exists():
+        return path
+    training = topic_training_graph(graph, corpus, topic, scope, protocol)
+    model: ContextGraphModel | LinkValueModel
+    value_scope = value_scope_of(topic)
+    if kind == "context-graph":
+        model = ContextGraphModel(value_scope=value_scope)
+        model.home = home_of_topic(topic)
+    else:
+        model = LinkValueModel(window=graph.window, value_scope=value_scope)
+        model.home = model.sites(home_of_topic(topic))  # the user's examples' site
+    model.fit(training)
+    model.report.update({"protocol": protocol, "topic": topic.id, "scope": scope})
+    model.save(path)
+    return path
+
+
+def train_topic_model(
+    corpus: Corpus, topic: Topic, path: Path, settings: ModelSettings | None = None, protocol: str = "host-disjoint"
+) -> tuple[Path, str]:
+    """Train (or reuse, when *path* exists) the model of *topic*; the model
+    file and the good category to crawl with."""
+    examples = topic_training_examples(corpus, topic, protocol=protocol)
+    good = good_category(examples, topic, protocol)  # cheap: no need to load a reused model for it
+    if path.exists():
+        return path, good
+    model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
+    model.report = {
+        "protocol": protocol, "topic": topic.id, "good": good, "training_pages": len(examples),
+    }
+    tmp = path.with_suffix(".tmp")
+    model.save(tmp)
+    tmp.replace(path)
+    return path, good

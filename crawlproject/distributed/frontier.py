@@ -1,0 +1,476 @@
+"""A frontier shared by any number of crawl processes, on Redis.
+
+    -s FOCUS_FRONTIER_BACKEND=crawlproject.distributed.frontier.RedisFrontier -s REDIS_URL=redis://127.0.0.1:6379
+
+The same contract as the memory frontier (crawlproject.frontier.base):
+float scores, one global best-first order, a bound with eviction, one seen
+set, refusal on rediscovery, per-host diversity and cap — kept in Redis and
+changed only by atomic Lua scripts (crawlproject.distributed.scripts), so
+workers on one or many machines share one frontier.
+
+It builds on scrapy-redis where its idioms fit — the connection
+(``REDIS_URL``, ``REDIS_PARAMS``: ``scrapy_redis.connection``),
+``SCHEDULER_PERSIST``, ``SCHEDULER_FLUSH_ON_START``, keys named after the
+spider — and replaces its queue, which takes integer priorities and pays a
+round trip per request:
+
+* pushes are buffered and sent as one script call, with the settlement of
+  the page whose links they are (about one round trip per page);
+* pops lease a few URLs at once (``FOCUS_REDIS_PREFETCH``);
+* a popped URL is **leased** with an expiry (``FOCUS_REDIS_LEASE_SECONDS``),
+  renewed while its worker lives and acknowledged when its page is
+  processed; a worker killed with SIGKILL loses nothing: its leases expire
+  and the next pop of any worker puts the URLs back in the queue;
+* a payload is stored once for all the URLs that share it (a page's links).
+
+Worker-local: the prefetched URLs, the push buffer, the strategy's state
+(see docs/distributed.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from collections import Counter, deque
+from typing import TYPE_CHECKING, Any
+
+import xxhash
+from redis.exceptions import NoScriptError
+from twisted.internet import task, threads
+
+from crawlproject import config
+from crawlproject.distributed import scripts
+from crawlproject.frontier.base import FrontierEntry, PushOutcome
+from crawlproject.frontier.items import split_origin
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Self
+
+    from redis import Redis
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
+
+logger = logging.getLogger(__name__)
+
+_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite")
+_OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
+
+
+def fingerprint(text: str) -> str:
+    """A key's fingerprint in Redis: 60 bits of XXH3, hex (as the memory
+    frontier's, so a frontier can move between them)."""
+    return format(xxhash.xxh3_64_intdigest(text.encode()) >> 4, "015x")
+
+
+def redis_key(settings: Any, spider_name: str) -> str:
+    return config.get_str(settings, "FOCUS_REDIS_KEY") % {"spider": spider_name}
+
+
+class RedisFrontier:
+    def __init__(
+        self,
+        server: Redis,
+        key: str,
+        max_size: int,
+        host_batch: int = 1,
+        fifo: bool = False,
+        host_cap: int = 0,
+        lease_seconds: float = 120.0,
+        prefetch: int = 8,
+        batch: int = 256,
+        persist: bool = True,
+        flush_on_start: bool = False,
+        stats: StatsCollector | None = None,
+        in_thread: Callable[..., Deferred[Any]] | None = None,
+    ):
+        self.server: Any = server  # redis-py's types are loose: bytes in, bytes out here
+        self.key = key
+        self.max_size, self.host_batch, self.fifo, self.host_cap = max_size, host_batch, fifo, host_cap
+        self.lease_ms = int(lease_seconds * 1000)
+        self.prefetch, self.batch = prefetch, batch
+        self.persist, self.flush_on_start = persist, flush_on_start
+        self.stats = stats
+        #: Runs a re-score off the reactor (``threads.deferToThread`` in a
+        #: crawl); ``None``: at once, for tools and tests with no reactor.
+        self.in_thread = in_thread
+        self.round_trips = 0
+        self._scripts = Scripts(server, ("PUSH", "POP", "SETTLE", "CLAIM", "RENEW", "RESCORE"))
+        self._pushes: list[tuple[Any, ...]] = []
+        self._batch_payloads: set[str] = set()  # payload ids the buffered pushes send
+        self._payload_ids: dict[int, tuple[Any, str, bytes]] = {}  # id(payload) → payload, id, blob
+        self._settles: list[str] = []
+        self._prefetched: deque[FrontierEntry] = deque()
+        self._batch_hosts: list[str] = []  # hosts this worker's current diversity batch has used
+        self._held: dict[str, str] = {}  # fingerprint → key of the URLs this worker leases
+        self._queued = 0  # the last count Redis gave (queued, plus leased by others)
+        self._outcomes: Counter[str] = Counter()
+        self._renewal: task.LoopingCall | None = None
+        self._rescoring: Deferred[Any] | None = None  # a re-score running in a thread
+        self._next_scorer: Callable[[str, float, Any], float] | None = None
+        self._closing = False
+        self._last_send = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        from scrapy_redis.connection import get_redis_from_settings
+
+        settings = crawler.settings
+        spider = crawler.spider
+        return cls(
+            server=get_redis_from_settings(settings),
+            key=redis_key(settings, spider.name if spider else "crawl"),
+            max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX"),
+            host_batch=config.get_int(settings, "FOCUS_FRONTIER_HOST_BATCH"),
+            fifo=config.get_choice(settings, "FOCUS_FRONTIER_ORDER") == "fifo",
+            host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST"),
+            lease_seconds=config.get_float(settings, "FOCUS_REDIS_LEASE_SECONDS"),
+            prefetch=config.get_int(settings, "FOCUS_REDIS_PREFETCH"),
+            batch=config.get_int(settings, "FOCUS_REDIS_BATCH"),
+            persist=settings.getbool("SCHEDULER_PERSIST", True),
+            flush_on_start=settings.getbool("SCHEDULER_FLUSH_ON_START", False),
+            stats=crawler.stats,
+            in_thread=threads.deferToThread,
+        )
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def open(self) -> None:
+        if self.flush_on_start:
+            self.clear()
+        self._queued = self._count_pending()
+        if self._queued:
+            logger.info("Joining the shared frontier %(key)s: %(queued)d URLs queued or leased",
+                        {"key": self.key, "queued": self._queued})
+        self._renewal = task.LoopingCall(self._renew)
+        self._renewal.start(min(_FLUSH_SECONDS * 5, self.lease_ms / 3000), now=False)
+
+    def close(self) -> None:
+        self._closing = True  # a re-score still running stops at its next chunk
+        if self._renewal is not None and self._renewal.running:
+            self._renewal.stop()
+        self._give_back_prefetched()
+        for fp in list(self._held):  # not fetched: back for anyone
+            self._settle("release", fp, "")
+        self._held.clear()
+        self.flush()
+        if not self.persist:
+            if self._count_pending():
+                logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
+            else:
+                self.clear()
+        self._publish()
+
+    def clear(self) -> None:
+        """Forget the whole shared frontier (``SCHEDULER_FLUSH_ON_START``)."""
+        self.server.delete(*(f"{self.key}:{name}" for name in _KEYS))
+        self.round_trips += 1
+
+    def flush(self) -> None:
+        """Send the buffered pushes, then the settlements (in that order: a
+        page's links are queued before its lease is acknowledged), in one
+        round trip."""
+        if self._pushes or self._settles:
+            self._send()
+
+    def _send(self, pop: int = 0) -> list[Any]:
+        """One round trip: buffered pushes, settlements, then (with *pop*) a
+        pop of that many URLs, and the counts."""
+        calls: list[tuple[str, list[Any]]] = []
+        pushed = bool(self._pushes)
+        if pushed:
+            arguments: list[Any] = [self.max_size, self.host_cap]
+            for push in self._pushes:
+                arguments.extend(push)
+            calls.append(("PUSH", arguments))
+        if self._settles:
+            calls.append(("SETTLE", [_now_ms(), self.host_cap, *self._settles]))
+        if pop:
+            calls.append(("POP", [_now_ms(), self.host_cap, pop, self.lease_ms, self.host_batch, *self._batch_hosts]))
+
+        def build(pipe: Any) -> None:
+            for name, arguments in calls:
+                self._scripts.call(pipe, name, self.key, arguments)
+            pipe.zcard(f"{self.key}:queue")
+            pipe.zcard(f"{self.key}:leases")
+
+        results = self._scripts.execute(build)
+        self.round_trips += 1
+        self._last_send = time.monotonic()
+        if pushed:
+            self._outcomes.update(outcome.decode() for outcome in results[0])
+        self._pushes, self._settles = [], []
+        self._batch_payloads.clear()
+        queued, leases = int(results[-2]), int(results[-1])
+        popped = results[-3] if pop else [0, 0, 0]
+        self._queued = queued + max(0, leases - len(self._held) - int(popped[1]))
+        return popped
+
+    # -- the frontier contract ------------------------------------------------------
+
+    def push(self, key: str, score: float, payload: Any = None, force: bool = False, url: str | None = None) -> PushOutcome:
+        """Buffered: the outcome is known at the next flush (counted in stats)."""
+        pid, blob = self._payload_id(payload)
+        if blob:
+            if pid in self._batch_payloads:
+                blob = b""  # sent once per batch
+            else:
+                self._batch_payloads.add(pid)
+        found = url if url is not None and url != key else ""
+        self._pushes.append((
+            fingerprint(key), _tail(key, found), "0" if self.fifo else repr(-(score + 0.0)),
+            pid, blob, "1" if force else "0", fingerprint(found or key),
+        ))
+        if len(self._pushes) >= self.batch:
+            self.flush()
+        return PushOutcome.PENDING
+
+    def _payload_id(self, payload: Any) -> tuple[str, bytes]:
+        """The payload's id and serialisation (remembered by identity: a
+        page's links share one payload object)."""
+        if payload is None:
+            return scripts.NO_PAYLOAD, b""
+        known = self._payload_ids.get(id(payload))
+        if known is None or known[0] is not payload:
+            blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            known = (payload, format(xxhash.xxh3_64_intdigest(blob), "016x"), blob)
+            if len(self._payload_ids) >= _PAYLOADS_REMEMBERED:
+                self._payload_ids.clear()
+            self._payload_ids[id(payload)] = known
+        return known[1], known[2]
+
+    def pop(self) -> FrontierEntry | None:
+        if not self._prefetched:
+            # our own links first, so the choice is global; one round trip
+            self._fill(self._send(pop=self.prefetch))
+        return self._prefetched.popleft() if self._prefetched else None
+
+    def _fill(self, result: list[Any]) -> None:
+        dropped, popped, hosts = int(result[0]), int(result[1]), int(result[2])
+        if dropped and self.stats is not None:
+            self.stats.inc_value("frontier/host_cap_dropped", dropped)
+        self._batch_hosts = [host.decode() for host in result[3:3 + hosts]]
+        start = 3 + hosts
+        end = start + 3 * popped
+        tail = result[end:]
+        # one object per payload: the links of a page share it, as in memory
+        payloads = {tail[i].decode(): pickle.loads(tail[i + 1]) if tail[i + 1] else None  # noqa: S301 (our Redis)
+                    for i in range(0, len(tail), 2)}
+        for i in range(start, end, 3):
+            fp, score, entry = result[i].decode(), result[i + 1], result[i + 2].decode()
+            key, url, pid = parse_entry(entry)
+            self._held[fp] = key
+            self._prefetched.append(
+                FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
+            )
+
+    def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
+        self.flush()
+        pid, blob = self._payload_id(payload)
+        fp = fingerprint(key)
+        arguments = [_now_ms(), self.host_cap, self.lease_ms, fp, _tail(key, url if url and url != key else ""),
+                     repr(-(score + 0.0)), pid, blob]
+        granted = self._run("CLAIM", arguments)
+        if granted:
+            self._held[fp] = key
+        return bool(granted)
+
+    def ack(self, key: str) -> None:
+        fp = fingerprint(key)
+        self._held.pop(fp, None)
+        self._settle("ack", fp, "")
+        # A page done: its links and its lease go together, in order, within
+        # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
+        if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._settles) >= 3 * self.batch:
+            self.flush()
+
+    def release(self, key: str) -> None:
+        fp = fingerprint(key)
+        self._held.pop(fp, None)
+        self._settle("release", fp, "")
+
+    def refuse(self, key: str, url: str) -> None:
+        fp = fingerprint(key)
+        self._held.pop(fp, None)
+        self._settle("refuse", fp, fingerprint(url))
+        self.flush()
+
+    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
+        """Re-score every URL queued in the shared frontier (by whichever
+        worker's strategy asks), a thousand at a time, in a thread: the scan
+        is as long as the queue, and the reactor goes on meanwhile (a URL
+        popped before its new score is written keeps its place; the script
+        writes only scores of URLs still queued). A re-score asked for while
+        one runs is run once after it, with the latest scorer."""
+        if self.fifo:
+            return
+        self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
+        self.flush()
+        if self.in_thread is None:
+            self.round_trips += self._rescore_all(scorer)
+            return
+        if self._rescoring is not None:
+            self._next_scorer = scorer
+            return
+        self._rescoring = self.in_thread(self._rescore_all, scorer)
+        self._rescoring.addErrback(lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value))
+        self._rescoring.addBoth(self._rescored)
+
+    def _rescored(self, _: Any) -> None:
+        self._rescoring = None
+        scorer, self._next_scorer = self._next_scorer, None
+        if scorer is not None:
+            self.rescore(scorer)
+
+    def _rescore_all(self, scorer: Callable[[str, float, Any], float]) -> int:
+        """The re-score itself (in a thread): scan, score, write back."""
+        payloads: dict[str, Any] = {scripts.NO_PAYLOAD: None}
+        cursor, trips = 0, 0
+        while True:
+            cursor, chunk = self.server.zscan(f"{self.key}:queue", cursor, count=1000)
+            trips += 1
+            if chunk:
+                members = [member for member, _ in chunk]
+                found = self.server.hmget(f"{self.key}:entries", [member[12:] for member in members])
+                trips += 1
+                parsed = [parse_entry(entry.decode()) if entry else None for entry in found]
+                wanted = list({fields[2] for fields in parsed if fields} - payloads.keys())
+                if wanted:
+                    blobs = self.server.hmget(f"{self.key}:payloads", wanted)
+                    trips += 1
+                    for pid, blob in zip(wanted, blobs, strict=True):
+                        payloads[pid] = pickle.loads(blob) if blob else None  # noqa: S301 (trusted)
+                updates: list[Any] = []
+                for (member, score), fields in zip(chunk, parsed, strict=True):
+                    if fields is not None:
+                        key, _, pid = fields
+                        updates += [member, repr(-(float(scorer(key, -float(score), payloads.get(pid))) + 0.0))]
+                if updates:
+                    self._run("RESCORE", updates)  # counts its own round trip
+            if cursor == 0 or self._closing:
+                return trips
+
+    def __len__(self) -> int:
+        """URLs queued, plus those other workers lease (they may come back,
+        or bring links): a worker stops only when nothing is left anywhere."""
+        return self._queued + len(self._prefetched)
+
+    def leased(self) -> int:
+        return len(self._held)
+
+    def queued_keys(self) -> set[str]:
+        """Every key queued in the shared frontier (for inspection and tests)."""
+        return {parse_entry(entry.decode())[0] for entry in self.server.hvals(f"{self.key}:entries")}
+
+    def leased_keys(self) -> set[str]:
+        """Every key leased by any worker (for inspection and tests)."""
+        values = self.server.hvals(f"{self.key}:leased")
+        return {parse_entry(value.decode().split("\0", 1)[1])[0] for value in values}
+
+    # -- internals -------------------------------------------------------------------
+
+    def _settle(self, action: str, fp: str, url_fp: str) -> None:
+        self._settles += [action, fp, url_fp]
+
+    def _run(self, name: str, arguments: list[Any]) -> Any:
+        """One script alone: one round trip."""
+        self.round_trips += 1
+        return self._scripts.execute(lambda pipe: self._scripts.call(pipe, name, self.key, arguments))[0]
+
+    def _give_back_prefetched(self) -> None:
+        for entry in self._prefetched:
+            fp = fingerprint(entry.key)
+            self._held.pop(fp, None)
+            self._settle("release", fp, "")
+        self._prefetched.clear()
+        self._batch_hosts = []
+
+    def _count_pending(self) -> int:
+        pipe = self.server.pipeline(transaction=False)
+        pipe.zcard(f"{self.key}:queue")
+        pipe.zcard(f"{self.key}:leases")
+        queued, leases = pipe.execute()
+        self.round_trips += 1
+        return int(queued) + max(0, int(leases) - len(self._held))
+
+    def _renew(self) -> None:
+        """Keep this worker's leases alive (a dead worker's lapse), and take
+        the occasion to send what is buffered and refresh the counts."""
+        try:
+            if self._held:
+                self._run("RENEW", [_now_ms() + self.lease_ms, *self._held])
+            self.flush()
+            if not self._prefetched:
+                self._queued = self._count_pending()
+            self._publish()
+        except Exception:  # noqa: BLE001 (Redis away for a moment: the next renewal tries again)
+            logger.warning("Renewing leases in %s failed; retrying", self.key, exc_info=True)
+
+    def _publish(self) -> None:
+        if self.stats is None:
+            return
+        for outcome, count in self._outcomes.items():
+            self.stats.inc_value(f"frontier/{_OUTCOMES[outcome].value}", count)
+            if outcome in ("added", "added_evicting", "added_over_bound", "raised"):
+                self.stats.inc_value("scheduler/enqueued/redis", count)
+            if outcome == "added_evicting":
+                self.stats.inc_value("frontier/evicted", count)
+        self._outcomes.clear()
+        self.stats.set_value("frontier/redis_round_trips", self.round_trips)
+
+
+_FLUSH_SECONDS = 0.2
+#: Payload objects whose serialisation is remembered (a page's links share one).
+_PAYLOADS_REMEMBERED = 4096
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _tail(key: str, url: str) -> str:
+    """An entry's variable part: origin \\0 key \\0 url ('' when the key).
+    NUL separates fields, so a NUL in a URL travels percent-encoded (as
+    any client would send it)."""
+    if "\0" in key or "\0" in url:
+        key, url = key.replace("\0", "%00"), url.replace("\0", "%00")
+    return f"{split_origin(key.encode())[0].decode()}\0{key}\0{url}"
+
+
+def parse_entry(entry: str) -> tuple[str, str, str]:
+    """key, url ('' when the key), payload id of an entry (crawlproject.distributed.scripts)."""
+    _, key, url = entry[scripts.MEMBER_BYTES + scripts.PID_BYTES:].split("\0")
+    return key, url, entry[scripts.MEMBER_BYTES:scripts.MEMBER_BYTES + scripts.PID_BYTES]
+
+
+class Scripts:
+    """The frontier's Lua scripts, run by SHA inside pipelines (redis-py's
+    ``Script`` objects ask ``SCRIPT EXISTS`` on every pipeline: a second
+    round trip each time); loaded again if Redis forgot them (a restart)."""
+
+    def __init__(self, server: Any, names: tuple[str, ...]):
+        self.server = server
+        self.sources = {name: getattr(scripts, name) for name in names}
+        self.shas: dict[str, str] = {}
+
+    def call(self, pipe: Any, name: str, key: str, arguments: list[Any]) -> None:
+        pipe.evalsha(self.shas[name], 1, key, *arguments)
+
+    def execute(self, build: Callable[[Any], None]) -> list[Any]:
+        """Run the commands *build* puts in a pipeline; one round trip."""
+        if not self.shas:
+            self._load()
+        pipe = self.server.pipeline(transaction=False)
+        build(pipe)
+        try:
+            return list(pipe.execute())
+        except NoScriptError:  # Redis restarted: every script is gone, none ran
+            self._load()
+            pipe = self.server.pipeline(transaction=False)
+            build(pipe)
+            return list(pipe.execute())
+
+    def _load(self) -> None:
+        self.shas = {name: self.server.script_load(source) for name, source in self.sources.items()}

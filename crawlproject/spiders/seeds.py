@@ -1,0 +1,128 @@
+"""Where a crawl starts: seeds from ``-a seeds=…`` (a file or a comma list),
+the spider class's ``seeds`` / ``start_urls``, or a Redis list
+(crawlproject.distributed.seeds, as scrapy-redis's ``RedisSpider``) — each
+seed checked by the same admission rule as every link."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
+
+from crawlproject.config import SettingsError
+from crawlproject.distributed.seeds import RedisSeeds
+from crawlproject.policy.admission import refusal
+from crawlproject.policy.netsafety import NetworkPolicy
+from crawlproject.web import meta as keys
+from crawlproject.web.urls import without_fragment
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable
+
+    from scrapy.crawler import Crawler
+
+
+def parse_seeds(value: str) -> list[str]:
+    """Seeds from a file (one URL per line, ``#`` comments) or a comma list.
+    A value naming no URL is a file, whatever its name holds (commas too).
+
+    >>> parse_seeds("http://a.test/, http://b.test/")
+    ['http://a.test/', 'http://b.test/']
+    >>> parse_seeds("x" * 5000)
+    Traceback (most recent call last):
+    ...
+    crawlproject.config.SettingsError: seeds='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is neither a file nor a comma-separated list of URLs (no such file)
+    """
+    if "://" in value:
+        return [url.strip() for url in value.split(",") if url.strip()]
+    path = Path(value)
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long to be a file's
+        is_file = False
+    if not is_file:
+        shown = value if len(value) <= 80 else value[:30] + "…"
+        raise SettingsError(f"seeds={shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def check_seed(url: str, network: NetworkPolicy | None = None) -> None:
+    """A seed the crawl cannot fetch stops it at start, in one line."""
+    reason = refusal(without_fragment(url))
+    if reason is not None:
+        raise SettingsError(
+            f"seed {url!r} cannot be crawled ({reason.replace('_', ' ')}): "
+            "seeds must be http:// or https:// URLs with a host"
+        )
+    reason = refusal(without_fragment(url), network) if network is not None else None
+    if reason is not None:
+        raise SettingsError(
+            f"seed {url!r} is refused ({reason.replace('_', ' ')} address): a crawl reaches no "
+            "private network unless FOCUS_ALLOWED_NETWORKS opens its range"
+        )
+
+
+class SeedsMixin:
+    """Seeds from the argument, else the class's ``seeds``, else ``start_urls``."""
+
+    #: Seed URLs (a list, or a file name / comma list as ``-a seeds`` takes).
+    seeds: ClassVar[Iterable[str] | str] = ()
+    seed_urls: list[str]
+
+    def _read_seeds(self, argument: str | None) -> list[str]:
+        found: Iterable[str] | str = argument or type(self).seeds or getattr(self, "start_urls", None) or ()
+        urls = parse_seeds(found) if isinstance(found, str) else [str(url).strip() for url in found]
+        for url in urls:
+            check_seed(url)
+        return urls
+
+    def _check_seeds_reachable(self, crawler: Crawler) -> None:
+        network = NetworkPolicy.from_settings(crawler.settings)
+        for url in self.seed_urls:
+            check_seed(url, network)
+
+    def _seed(self, url: str) -> Request:
+        """The request of a seed: fetched before any link (score +∞)."""
+        return self._request(url, {keys.SCORE: math.inf, keys.SEED: True})
+
+    def _request(self, url: str, meta: dict[str, Any], key: str | None = None) -> Request:
+        raise NotImplementedError
+
+
+class RedisSeedsMixin(SeedsMixin):
+    """Seeds popped from a Redis list while the crawl runs: ``-a redis_key=…``
+    or ``FOCUS_REDIS_SEEDS_KEY``. An idle worker takes more, and closes when
+    the list is empty."""
+
+    #: A Redis list to read seeds from (crawlproject.distributed.seeds).
+    redis_key: ClassVar[str] = ""
+    redis_seeds: RedisSeeds | None = None
+
+    def _open_redis_seeds(self, crawler: Crawler) -> None:
+        self.redis_seeds = RedisSeeds.for_spider(self, crawler.settings)  # type: ignore[arg-type]
+        if self.redis_seeds is not None:
+            crawler.signals.connect(self._more_redis_seeds, signals.spider_idle)
+
+    async def _redis_start(self) -> AsyncIterator[Request]:
+        if self.redis_seeds is not None:
+            for url in self.redis_seeds.pop():
+                yield self._seed(url)
+
+    def _more_redis_seeds(self) -> None:
+        """Idle: seeds pushed to the Redis list meanwhile keep the crawl going."""
+        engine = self.crawler.engine  # type: ignore[attr-defined]
+        if self.redis_seeds is None or engine is None:
+            return
+        urls = self.redis_seeds.pop()
+        for url in urls:
+            if refusal(without_fragment(url)) is None:
+                engine.crawl(self._seed(url))
+        if urls:
+            raise DontCloseSpider

@@ -1,0 +1,116 @@
+"""The add-on in a user's own Scrapy project (issue 27): README's "Use it in
+your own Scrapy project" run as written, in a project made by
+``scrapy startproject``, with crawlproject installed as a package."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SHARED
+
+SECTION = "## Use it in your own Scrapy project"
+
+
+def readme_blocks() -> list[tuple[str, str, str]]:
+    """(language, the text before it, code) of each fenced block of the section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(SECTION):]
+    section = section[: section.index("\n## ", len(SECTION))]
+    parts = section.split("```")  # text, block, text, block, …
+    blocks = []
+    for before, block in zip(parts[0::2], parts[1::2]):
+        language, _, code = block.partition("\n")
+        blocks.append((language.strip(), before, code))
+    return blocks
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with crawlproject installed in it as a
+    package (not on sys.path by hand); its dependencies are this one's."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)  # noqa: S603
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+         "--no-deps", "--no-build-isolation", str(ROOT)],
+        check=True, capture_output=True,
+    )
+    return venv / "bin" / "python"
+
+
+def run(python: Path, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    words = shlex.split(command)
+    assert words[0] == "scrapy", command
+    environment = {**os.environ, "PYTHONPATH": ""}  # nothing of the checkout on the path
+    return subprocess.run(  # noqa: S603
+        [str(python), "-m", "scrapy", *words[1:]], cwd=cwd, capture_output=True, text=True, timeout=300,
+        env=environment,
+    )
+
+
+def test_the_installed_package_declares_its_dependencies(installed: Path) -> None:
+    requires = subprocess.run(  # noqa: S603
+        [str(installed), "-c", "import importlib.metadata as m; print('\\n'.join(m.requires('crawlproject')))"],
+        capture_output=True, text=True, check=True, cwd="/",
+    ).stdout.lower()
+    for dependency in ("scrapy", "scrapy-redis", "scikit-learn", "w3lib", "protego", "warcio"):
+        assert re.search(rf"^{dependency}\b", requires, flags=re.MULTILINE), (dependency, requires)
+
+
+def test_readme_user_project_runs_as_written(installed: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "shared").symlink_to(SHARED)
+    blocks = readme_blocks()
+    setup, settings, spider, plain, crawls = blocks
+    # The install line is this test's own (above); the project is made as written.
+    assert setup[2].splitlines()[0] == "pip install ./main"
+    for line in setup[2].splitlines()[1:]:
+        if line.startswith("scrapy "):
+            made = run(installed, line, work)
+            assert made.returncode == 0, made.stderr[-2000:]
+    project = work / "courses"
+    with (project / "courses" / "settings.py").open("a", encoding="utf-8") as f:
+        f.write("\n" + settings[2])
+    for before, code in ((spider[1], spider[2]), (plain[1], plain[2])):
+        name = re.findall(r"`courses/spiders/(\w+\.py)`", before)[-1]
+        (project / "courses" / "spiders" / name).write_text(code, encoding="utf-8")
+    results = [run(installed, line, project) for line in crawls[2].strip().splitlines()]
+    for result in results:
+        assert result.returncode == 0, result.stderr[-3000:]
+    focused, plain_crawl, settings_value = results
+    assert settings_value.stdout.strip() == "100000"
+
+    # The focused spider: items exported, robots.txt fetched, best-first order.
+    items = [json.loads(line) for line in (project / "items.jsonl").read_text().splitlines()]
+    assert len(items) >= 100 and all(isinstance(item["url"], str) for item in items)
+    assert "body" not in items[0]  # raw content stays out of the feed
+    assert "'robotstxt/request_count'" in focused.stderr
+    folders = list((project / "crawls").glob("cornell_courses-*"))
+    assert len(folders) == 1
+    summary = json.loads((folders[0] / "summary.json").read_text())
+    assert summary["strategy"] == "best-first" and summary["pages_fetched"] >= 100
+    history = [json.loads(line) for line in (folders[0] / "history.jsonl").read_text().splitlines()]
+    scores = [row["score"] for row in history if row["score"] is not None]
+    half = len(scores) // 2
+    assert len(set(scores)) >= 3 and sum(scores[:half]) / half > sum(scores[half:]) / (len(scores) - half)
+
+    # The plain spider: its own items, Scrapy's rules for statuses, a summary from its responses.
+    plain_items = [json.loads(line) for line in (project / "plain.jsonl").read_text().splitlines()]
+    assert len(plain_items) >= 50 and set(plain_items[0]) == {"url", "title"}
+    summary_lines = plain_crawl.stderr[plain_crawl.stderr.index("Crawl summary"):]
+    fetched = int(re.search(r"pages_fetched: (\d+)", summary_lines)[1])  # type: ignore[index]
+    assert fetched >= 100
+    assert "priority order" in summary_lines
+    assert "Ignoring response <404" in plain_crawl.stderr or "'httperror/response_ignored_count'" in plain_crawl.stderr
