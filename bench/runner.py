@@ -24,6 +24,7 @@ SPIDERS = {
     "focused": "focused",
     "context-graph": "contextgraph",
     "link-value": "linkvalue",
+    "link-learner": "linklearner",
     "infospiders": "infospiders",
 }
 #: strategies that need a trained taxonomy model (bench.topic_models)

@@ -87,6 +87,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_FRONTIER_ORDER": _choice("score", "score", "fifo"),
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),
     "FOCUS_BATCH_SIZE": _int(1, 1),
+    "FOCUS_REPEATABLE": _bool(False),
     # The shared frontier on Redis (distributed)
     "FOCUS_REDIS_KEY": _str("%(spider)s:frontier"),
     "FOCUS_REDIS_LEASE_SECONDS": _float(120.0, 1),
@@ -117,6 +118,13 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_LINK_VALUE_ONLINE": _bool(True),
     "FOCUS_LINK_VALUE_SIBLINGS": _bool(True),
     "FOCUS_LEARN_MEMORY": _int(200000),
+    # The online link learner (strategies.link_learner, models.link_learner)
+    "FOCUS_LEARNER_EXPLORE": _float(0.1, 0, 1),
+    "FOCUS_LEARNER_RATE": _float(0.1, 0),
+    "FOCUS_LEARNER_BATCH": _int(16, 1),
+    "FOCUS_LEARNER_RESCORE_EVERY": _int(10),
+    "FOCUS_LEARNER_STRENGTH": _float(3.0, 0.01),
+    "FOCUS_LEARNER_SHARED": _bool(False),
     "FOCUS_INFOSPIDERS_AGENTS": _int(8, 1),
     "FOCUS_INFOSPIDERS_MAX_AGENTS": _int(64, 1),
     "FOCUS_INFOSPIDERS_ALPHA": _float(0.5, 0, 1),
@@ -128,7 +136,7 @@ SETTINGS: dict[str, Setting] = {
     # Focused crawler (strategies.focused, spiders.focused)
     "FOCUS_MODEL": _str(),
     "FOCUS_GOOD": _str(),
-    "FOCUS_FOCUS_MODE": _choice("soft", "soft", "hard"),
+    "FOCUS_FOCUS_MODE": _choice("learn", "learn", "soft", "hard"),
     "FOCUS_HARD_RESERVE": _bool(False),
     "FOCUS_CLASSIFY_BATCH": _int(16, 1),
     "FOCUS_CLASSIFY_WAIT": _float(0.02),

@@ -2,7 +2,8 @@
 
 #: A strategy asks the frontier to re-score every queued URL. Arguments:
 #: ``scorer(url: str, score: float, meta: dict | None) -> float``, where
-#: meta is the queued request's meta (read it, do not change it).
+#: meta is the queued request's meta (read it, do not change it), and
+#: optionally ``keys``: only these canonical URLs (those queued).
 frontier_rescore = object()
 
 #: robots.txt asks a host for at least *delay* seconds between two requests

@@ -49,7 +49,7 @@ def focused_crawl(folder: Path, proxy: str, model: Path, pages: int, **settings:
 
 @pytest.fixture(scope="module")
 def soft_crawl(tmp_path_factory: pytest.TempPathFactory, webkb_replay: Any, trained: tuple[Path, str]) -> CrawlResult:
-    result = focused_crawl(tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150)
+    result = focused_crawl(tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUS_MODE="soft")
     assert result.returncode == 0, result.log[-3000:]
     return result
 

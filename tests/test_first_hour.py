@@ -155,7 +155,7 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
     listed = scrapy("list")
     assert listed.returncode == 0
     names = listed.stdout.split()
-    assert "bestfirst" in names and "focused-base" not in names and len(names) == 12  # the eleven strategies and refresh
+    assert "bestfirst" in names and "focused-base" not in names and len(names) == 13  # the twelve strategies and refresh
 
 
 # -- 3. every mistake: one clear line, nothing left running ----------------------------------
@@ -192,8 +192,8 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
          "No module named 'crawlproject.nope'"),
         (["-a", "query=course"], {"FOCUS_STRATEGY": "sharksearch"},
          "scrapy crawl: error: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a "
-         "strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-value, "
-         "oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class"),
+         "strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, "
+         "link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class"),
         (["-a", "query=course"], {"FOCUS_FRONTIER_BACKEND": "foo.Bar"},
          "scrapy crawl: error: FOCUS_FRONTIER_BACKEND='foo.Bar' cannot be imported: No module named 'foo'"),
         (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1.evil.example:80"},
@@ -245,7 +245,8 @@ def test_help_headings_are_the_sections_only(command: str) -> None:
     shown = scrapy(command, "-h")
     lines = shown.stdout.splitlines()
     headings = [lines[i - 1] for i, line in enumerate(lines) if i and set(line) in ({"="}, {"-"})]
-    assert set(headings) <= {"Usage", "Options", "Global Options", "Look-ahead models (--kind context-graph | link-value)"}
+    assert set(headings) <= {"Usage", "Options", "Global Options", "Look-ahead models (--kind context-graph | link-value)",
+                             "A topic from example pages (--examples)"}
     assert "Options" in headings
 
 

@@ -151,6 +151,21 @@ def test_rescore_reorders_what_is_queued_and_sees_the_payload(backend: Factory) 
     assert drain(frontier) == ["http://h/0", "http://h/1", "http://h/2", "http://h/3", "http://h/4"]
 
 
+def test_rescoring_some_keys_moves_them_up_or_down(backend: Factory) -> None:
+    frontier = backend()
+    for i in range(5):
+        frontier.push(f"http://h/{i}", i / 10, payload=("p", i))
+    seen: list[Any] = []
+
+    def scorer(key: str, score: float, payload: Any) -> float:
+        seen.append((key, round(score, 6), payload))
+        return {"http://h/0": 0.9, "http://h/4": -1.0}.get(key, score)
+
+    frontier.rescore(scorer, ["http://h/0", "http://h/4", "http://h/not-queued"])
+    assert sorted(seen) == [("http://h/0", 0.0, ("p", 0)), ("http://h/4", 0.4, ("p", 4))]
+    assert drain(frontier) == ["http://h/0", "http://h/3", "http://h/2", "http://h/1", "http://h/4"]
+
+
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design
 def test_closing_and_reopening_keeps_the_queue_and_the_seen_set(backend: Factory) -> None:
     frontier = backend()

@@ -126,7 +126,7 @@ def test_bad_focused_settings_stop_at_start_up(tmp_path: Path) -> None:
     path = tmp_path / "model.npz"
     model().save(path)
     for settings, message in [
-        ({"FOCUS_FOCUS_MODE": "medium"}, "FOCUS_FOCUS_MODE must be one of hard, soft"),
+        ({"FOCUS_FOCUS_MODE": "medium"}, "FOCUS_FOCUS_MODE must be one of hard, learn, soft"),
         ({"FOCUS_RETRAIN_CONFIDENCE": 2}, "FOCUS_RETRAIN_CONFIDENCE must be from 0.0 to 1.0"),
         ({"FOCUS_DISTILL_EVERY": -1}, "FOCUS_DISTILL_EVERY must be ≥ 0"),
     ]:

@@ -1,6 +1,12 @@
 """``scrapy train --labels L --warc W -o model.npz``: train the focused
 crawler's taxonomy classifier and report how good it is before a crawl.
 
+``--examples URLS`` trains a topic from example pages instead (docs/strategies.md,
+"A topic from examples"): the pages are fetched through Scrapy, irrelevant
+examples come from ``--negatives`` or, when none are given, from the pages
+near the seeds that look least like the examples, and the report is a
+cross-validated precision and recall of the relevant class.
+
 ``--kind context-graph`` or ``--kind link-value`` (with ``--good CATEGORY``)
 trains a look-ahead model instead, on the labels and the WARC's link graph
 (a corpus, or a crawl written with FOCUS_WARC_OUTPUT): the context graph's
@@ -28,15 +34,18 @@ class Command(ProjectCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012
 
     def syntax(self) -> str:
-        return "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.npz [--kind KIND --good CATEGORY] [options]"
+        return (
+            "--labels LABELS (--warc WARC | --pages CRAWL_DIR) -o MODEL.npz [--kind KIND --good CATEGORY] [options]\n"
+            "  scrapy train --examples URLS [--negatives URLS] [--seeds URLS] -o MODEL.npz [-s FOCUS_REPLAY_WARC=…]"
+        )
 
     def short_desc(self) -> str:
         return "Train a crawler's model: taxonomy classifier, context graph or link value"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument("--labels", required=True, help="url<TAB>category path per line (any depth)")
-        source = parser.add_mutually_exclusive_group(required=True)
+        parser.add_argument("--labels", help="url<TAB>category path per line (any depth)")
+        source = parser.add_mutually_exclusive_group()
         source.add_argument("--warc", help="the pages, as a WARC file")
         source.add_argument("--pages", help="the pages, as a crawl's output folder (pages.jsonl)")
         source.add_argument(
@@ -53,6 +62,13 @@ class Command(ProjectCommand):
         parser.add_argument("--min-df", type=int, default=1, help="drop terms found in fewer pages (counts, tfidf)")
         parser.add_argument("--seed", type=int, default=1, help="random seed of the held-out split")
         parser.add_argument("--cache-dir", default=".cache")
+        examples = parser.add_argument_group("a topic from example pages (--examples)")
+        examples.add_argument("--examples", help="relevant example URLs: a file (one per line) or a comma list")
+        examples.add_argument("--negatives", default="", help="irrelevant example URLs (default: drawn near the seeds)")
+        examples.add_argument("--seeds", default="", help="where to draw irrelevant examples from (default: the examples)")
+        examples.add_argument("--sample", type=int, default=200, help="pages fetched near the seeds to draw from")
+        examples.add_argument("--folds", type=int, default=5, help="cross-validation folds (at most the smaller class)")
+        examples.add_argument("--work-dir", default="", help="where the fetched pages go (default: beside -o)")
         lookahead = parser.add_argument_group("look-ahead models (--kind context-graph | link-value)")
         lookahead.add_argument(
             "--kind", choices=("taxonomy", "context-graph", "link-value"), default="taxonomy",
@@ -97,6 +113,11 @@ class Command(ProjectCommand):
             TaxonomyClassifier,
         )
 
+        if opts.examples:
+            self._train_from_examples(opts)
+            return
+        if not opts.labels or not (opts.warc or opts.pages or opts.index):
+            raise UsageError("give --labels and the pages (--warc, --pages or --index), or --examples URLS")
         if opts.index and opts.kind == "taxonomy":
             raise UsageError("--index trains the context graph (--kind context-graph); the taxonomy model takes --warc or --pages")
         for path in (opts.labels, opts.warc):
@@ -132,6 +153,72 @@ class Command(ProjectCommand):
         print(
             f"\nModel of {len(model.taxonomy) - 1} categories trained on all {model.trained_pages} pages"
             f" written to {opts.output} ({time.monotonic() - started:.1f}s)"
+        )
+
+    def _train_from_examples(self, opts: argparse.Namespace) -> None:
+        from crawlproject.commands._examples import crawl_failures, fetch
+        from crawlproject.models.examples import (
+            IRRELEVANT,
+            RELEVANT,
+            Examples,
+            cross_validated,
+            format_cross_validated,
+            least_like,
+        )
+        from crawlproject.models.taxonomy_classifier import ModelSettings, TaxonomyClassifier
+        from crawlproject.spiders.seeds import parse_seeds
+
+        if opts.kind != "taxonomy" or opts.labels or opts.warc or opts.pages or opts.index:
+            raise UsageError("--examples trains a classifier from example URLs alone: no --labels, --warc, --pages or --kind")
+        relevant = parse_seeds(opts.examples)
+        negatives = parse_seeds(opts.negatives) if opts.negatives else []
+        near = (parse_seeds(opts.seeds) if opts.seeds else relevant) if not negatives else []
+        if not relevant:
+            raise UsageError("--examples names no URL")
+        started = time.monotonic()
+        work = Path(opts.work_dir or Path(opts.output).with_suffix("")).resolve()
+        print(f"Fetching {len(relevant)} relevant and {len(negatives)} irrelevant example pages"
+              + (f", and up to {opts.sample} pages near {len(near)} seeds" if near else "") + f" into {work}/")
+        assert self.crawler_process is not None
+        pages, nearby = fetch(self.crawler_process, work, relevant + negatives, near, opts.sample)
+        failures = crawl_failures(work)
+        texts = {url: text for url, text in pages.items() if text and text.strip()}
+        for url in pages:
+            if url not in texts:
+                print(f"  not used: {url} ({failures.get(url, 'not fetched, or not HTML')})")
+        from crawlproject.web.urls import canonicalize
+
+        positive = [url for url in dict.fromkeys(canonicalize(u) for u in relevant) if url in texts]
+        negative = [url for url in dict.fromkeys(canonicalize(u) for u in negatives) if url in texts]
+        if not positive:
+            raise ValueError("no relevant example page could be fetched: nothing to train on")
+        drawn = []
+        if not negatives:
+            candidates = {url: text for url, text in nearby.items() if text and url not in texts}
+            drawn = least_like([texts[url] for url in positive], candidates, max(len(positive), 10))
+            texts.update((url, str(candidates[url])) for url in drawn)
+            negative = drawn
+            print(f"Irrelevant examples: the {len(drawn)} of {len(candidates)} pages near the seeds least like the examples")
+        if not negative:
+            raise ValueError("no irrelevant example page: give --negatives, or --seeds whose neighbourhood can be fetched")
+        examples = Examples()
+        for url in positive:
+            examples.add(url, texts[url], RELEVANT)
+        for url in negative:
+            examples.add(url, texts[url], IRRELEVANT)
+        settings = ModelSettings(features=opts.features, stem=not opts.no_stemming, alpha=opts.alpha, min_df=opts.min_df)
+        report = cross_validated(examples, settings, opts.folds, opts.seed)
+        print(format_cross_validated(report))
+        model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
+        model.report = {
+            "good": RELEVANT, "examples": {"relevant": positive, "irrelevant": negative, "drawn": bool(drawn)},
+            "cross_validation": report,
+        }
+        model.save(opts.output)
+        print(
+            f"\nModel of a topic from {len(positive)} relevant and {len(negative)} irrelevant pages written to "
+            f"{opts.output} ({time.monotonic() - started:.1f}s); crawl with it: "
+            f"scrapy crawl linklearner -a model={opts.output} -a seeds=…  (good category: {RELEVANT})"
         )
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:

@@ -45,7 +45,7 @@ from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.items import split_origin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from typing import Self
 
     from redis import Redis
@@ -297,7 +297,7 @@ class RedisFrontier:
         self._settle("refuse", fp, fingerprint(url))
         self.flush()
 
-    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
+    def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
         """Re-score every URL queued in the shared frontier (by whichever
         worker's strategy asks), a thousand at a time, in a thread: the scan
         is as long as the queue, and the reactor goes on meanwhile (a URL
@@ -308,6 +308,9 @@ class RedisFrontier:
             return
         self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
+        if keys is not None:
+            self._rescore_keys(scorer, list(keys))  # a few: one round trip each way
+            return
         if self.in_thread is None:
             self.round_trips += self._rescore_all(scorer)
             return
@@ -323,6 +326,29 @@ class RedisFrontier:
         scorer, self._next_scorer = self._next_scorer, None
         if scorer is not None:
             self.rescore(scorer)
+
+    def _rescore_keys(self, scorer: Callable[[str, float, Any], float], keys: list[str]) -> None:
+        """Re-score the queued ones of *keys*: entries, scores and payloads
+        in three round trips, the new scores in one script call."""
+        found = self.server.hmget(f"{self.key}:entries", [fingerprint(key) for key in keys])
+        entries = [entry for entry in found if entry]
+        if not entries:
+            return
+        members = [entry[:27] for entry in entries]  # the queue member leads every entry
+        scores = self.server.zmscore(f"{self.key}:queue", members)
+        parsed = [parse_entry(entry.decode()) for entry in entries]
+        pids = list({fields[2] for fields in parsed} - {scripts.NO_PAYLOAD})
+        blobs = dict(zip(pids, self.server.hmget(f"{self.key}:payloads", pids), strict=True)) if pids else {}
+        self.round_trips += 3
+        updates: list[Any] = []
+        for member, score, (key, _, pid) in zip(members, scores, parsed, strict=True):
+            if score is None:
+                continue
+            blob = blobs.get(pid)
+            payload = pickle.loads(blob) if blob else None  # noqa: S301 (our Redis)
+            updates += [member, repr(-(float(scorer(key, -float(score), payload)) + 0.0))]
+        if updates:
+            self._run("RESCORE", updates)
 
     def _rescore_all(self, scorer: Callable[[str, float, Any], float]) -> int:
         """The re-score itself (in a thread): scan, score, write back."""

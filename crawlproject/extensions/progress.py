@@ -48,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 _FOCUSED_STATS = (
     "focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/", "focus/link_value/", "focus/infospiders/",
+    "focus/learner/",
 )
 _STEPS = 10  # progress lines per page budget
 

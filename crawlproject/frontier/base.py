@@ -24,7 +24,7 @@ import enum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
 
 class PushOutcome(enum.Enum):
@@ -133,8 +133,9 @@ class Frontier(Protocol):
         but the page may still be fetched under another spelling."""
         ...
 
-    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
-        """Give every queued key the score ``scorer(key, score, payload)``."""
+    def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
+        """Give every queued key — or each of *keys* that is queued — the
+        score ``scorer(key, score, payload)``, higher or lower."""
         ...
 
     def __len__(self) -> int:

@@ -43,7 +43,7 @@ from crawlproject.frontier.items import (
 from crawlproject.frontier.journal import FrontierJournal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Collection, Iterator
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -255,9 +255,12 @@ class MemoryFrontier:
             self._journal.refused(fp, url_fp)
             self._journal.commit()
 
-    def rescore(self, scorer: Callable[[str, float, Any], float]) -> None:
+    def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
         if self.fifo:
             return  # scores are ignored
+        if keys is not None:
+            self._rescore_some(scorer, keys)
+            return
         tables, entries = self._tables, self._entries
         for fp, item in entries.items():
             order = HEADER.unpack_from(item)[0]
@@ -267,6 +270,22 @@ class MemoryFrontier:
                 entries[fp] = tables.reorder(item, order=new)
         self._rebuild()
         self._journal_rewrite()
+
+    def _rescore_some(self, scorer: Callable[[str, float, Any], float], keys: Collection[str]) -> None:
+        """A few keys re-scored in place: each moves to its new place (the
+        heaps keep the old item as a stale one), O(log n) apiece."""
+        tables, entries = self._tables, self._entries
+        for key in keys:
+            fp = fingerprint(key.encode())
+            item = entries.get(fp)
+            if item is None:
+                continue
+            order = HEADER.unpack_from(item)[0]
+            new = order_of(float(scorer(key, score_of(order), tables.payload(item))))
+            if new != order:
+                moved = tables.reorder(item, order=new, seq=self._next_seq())  # a new seq: the old item is stale
+                self._enqueue(fp, moved)
+                self._journal_queued(fp, moved)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -98,7 +98,11 @@ class FrontierScheduler(BaseScheduler):
         backend = load_object(config.get_str(settings, "FOCUS_FRONTIER_BACKEND"))
         frontier = build_from_crawler(backend, crawler)
         batch_size = config.get_int(settings, "FOCUS_BATCH_SIZE")
-        batches = BestNFirstBatches(batch_size) if batch_size > 1 else None
+        # Repeatable: one page at a time, the next chosen only once the last
+        # was processed (its links queued, the strategy's learning done) —
+        # with pages in flight together, the order they arrive in decides.
+        repeatable = config.get_bool(settings, "FOCUS_REPEATABLE")
+        batches = BestNFirstBatches(batch_size) if batch_size > 1 or repeatable else None
         return cls(crawler, frontier, batches, persistent=job_dir(settings) is not None)
 
     # -- BaseScheduler contract --------------------------------------------
@@ -214,11 +218,11 @@ class FrontierScheduler(BaseScheduler):
 
     # -- re-scoring and stats ------------------------------------------------------
 
-    def _rescore(self, scorer: Any) -> None:
-        """Re-score every queued URL (a strategy learned something new):
-        ``scorer(url, score, meta)`` with the queued request's meta."""
-        self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)))
-        self.stats.inc_value("frontier/rescored")
+    def _rescore(self, scorer: Any, keys: Any = None) -> None:
+        """Re-score every queued URL, or those of *keys* (a strategy learned
+        something new): ``scorer(url, score, meta)`` with the queued request's meta."""
+        self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)), keys)
+        self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
 
     def _gauges(self) -> dict[str, float]:
         gauges: dict[str, float] = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}

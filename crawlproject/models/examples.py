@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from crawlproject.web.content import is_html_content_type
 from crawlproject.web.page import Page
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from crawlproject.corpus.reader import Corpus
 
@@ -83,32 +84,44 @@ def examples_from_corpus(corpus: Corpus) -> Examples:
 
 def examples_from_pages(labels: str | Path, crawl: str | Path) -> Examples:
     """Labelled pages of a crawl's page repository (FOCUS_STORE_PAGES)."""
+    categories = load_labels(labels)
+    examples = Examples()
+    seen = set()
+    for url, text in crawl_pages(crawl, categories.__contains__):
+        seen.add(url)
+        if text is None:
+            examples.missing += 1
+        else:
+            examples.add(url, text, categories[url])
+    examples.missing += len(set(categories) - seen)
+    return examples
+
+
+def crawl_pages(crawl: str | Path, wanted: Callable[[str], bool] = lambda url: True) -> Iterator[tuple[str, str | None]]:
+    """(URL, text) of each *wanted* page of a crawl's page repository
+    (FOCUS_STORE_PAGES), once each; the text is None for a page that is not
+    HTML or not stored."""
     crawl = Path(crawl)
     index = crawl / "pages.jsonl"
     if not index.is_file():
         raise ModelError(f"{crawl} has no pages.jsonl: is it a crawl's output folder (FOCUS_STORE_PAGES)?")
-    categories = load_labels(labels)
-    examples = Examples()
     seen = set()
     with index.open(encoding="utf-8") as f:
         for line in f:
             record = json.loads(line)
             url = record["url"]
-            category = categories.get(url)
-            if category is None or url in seen:
+            if url in seen or not wanted(url):
                 continue
             seen.add(url)
             page_file = crawl / record["file"]
             if not page_file.is_file() or not is_html_content_type(record.get("content_type")):
-                examples.missing += 1
+                yield url, None
                 continue
             response = HtmlResponse(
                 url=url, body=page_file.read_bytes(),
                 headers={"Content-Type": record.get("content_type") or "text/html"},
             )
-            examples.add(url, Page.from_response(response).text, category)
-    examples.missing += len(set(categories) - seen)
-    return examples
+            yield url, Page.from_response(response).text
 
 
 def holdout_report(
@@ -189,3 +202,113 @@ def _prefix(category: str, depth: int) -> str:
     'course/cornell'
     """
     return "/".join(category.split("/")[:depth])
+
+
+# -- a topic from example pages (scrapy train --examples) ----------------------------------
+
+RELEVANT, IRRELEVANT = "relevant", "irrelevant"
+#: Fewer examples of a class than this and the report warns they are too few to trust.
+TOO_FEW = 10
+
+
+def least_like(examples: Sequence[str], candidates: dict[str, str], count: int, stem: bool = True) -> list[str]:
+    """The *count* candidate pages (URL → text) that look least like the
+    *examples*: by the cosine of their TF-IDF vectors to the examples'
+    centroid, the least similar first — automatic negatives, "pages near the
+    seeds that are not what the user showed".
+
+    >>> least_like(["jazz concert tickets", "jazz festival"], {"a": "jazz concert", "b": "tax forms", "c": "festival"}, 1)
+    ['b']
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from crawlproject.web.text import TermAnalyzer
+
+    urls = [url for url, text in candidates.items() if text.strip()]
+    if not urls or count <= 0:
+        return []
+    analyzer = TermAnalyzer(stem=stem)
+    vectorizer = TfidfVectorizer(analyzer=analyzer.terms)
+    matrix = vectorizer.fit_transform([*examples, *(candidates[url] for url in urls)])
+    centroid = np.asarray(matrix[: len(examples)].mean(axis=0)).ravel()
+    similarity = matrix[len(examples):] @ centroid
+    order = np.argsort(similarity, kind="stable")
+    return [urls[i] for i in order[:count]]
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95 % interval of a proportion (sound for small counts).
+
+    >>> [round(x, 3) for x in wilson(8, 10)]
+    [0.49, 0.943]
+    """
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cross_validated(examples: Examples, settings: ModelSettings, folds: int = 5, seed: int = 1) -> dict[str, Any]:
+    """Precision and recall of the relevant class by stratified k-fold
+    cross-validation (k at most the smaller class's size), pooled over the
+    folds with Wilson's 95 % intervals, per fold with their spread, and the
+    warnings a user should read before crawling with the model."""
+    from sklearn.model_selection import StratifiedKFold
+
+    labels = np.array([category == RELEVANT for category in examples.categories])
+    smaller = int(min(labels.sum(), (~labels).sum()))
+    warnings = []
+    if labels.sum() < TOO_FEW or (~labels).sum() < TOO_FEW:
+        warnings.append(
+            f"only {int(labels.sum())} relevant and {int((~labels).sum())} irrelevant examples: too few to trust "
+            f"(give at least {TOO_FEW} of each)"
+        )
+    if smaller < 2:
+        return {"folds": 0, "warnings": [*warnings, "too few examples of a class to cross-validate"]}
+    k = min(folds, smaller)
+    predicted = np.zeros(len(labels), dtype=bool)
+    per_fold = []
+    for train, test in StratifiedKFold(k, shuffle=True, random_state=seed).split(labels, labels):
+        part = examples.subset(train.tolist())
+        model = TaxonomyClassifier(settings).fit(part.texts, part.categories)
+        good = model.good_nodes([RELEVANT])
+        relevance = model.classify_texts([examples.texts[i] for i in test])[:, good].sum(axis=1)
+        predicted[test] = relevance > 0.5
+        hits = int((predicted[test] & labels[test]).sum())
+        per_fold.append((hits / max(int(predicted[test].sum()), 1), hits / max(int(labels[test].sum()), 1)))
+    true_positive = int((predicted & labels).sum())
+    precision = true_positive / max(int(predicted.sum()), 1)
+    recall = true_positive / int(labels.sum())
+    precision_interval = wilson(true_positive, int(predicted.sum()))
+    recall_interval = wilson(true_positive, int(labels.sum()))
+    if recall_interval[1] - recall_interval[0] > 0.4 or precision_interval[1] - precision_interval[0] > 0.4:
+        warnings.append("the cross-validated precision or recall is uncertain by more than ±20 points: add examples")
+    spread = np.array(per_fold)
+    return {
+        "folds": k,
+        "relevant": int(labels.sum()),
+        "irrelevant": int((~labels).sum()),
+        "precision": precision, "precision_interval": list(precision_interval),
+        "recall": recall, "recall_interval": list(recall_interval),
+        "precision_by_fold": spread[:, 0].tolist(), "recall_by_fold": spread[:, 1].tolist(),
+        "warnings": warnings,
+    }
+
+
+def format_cross_validated(report: dict[str, Any]) -> str:
+    if not report.get("folds"):
+        return "\n".join(f"WARNING: {warning}" for warning in report["warnings"])
+    by_fold = np.array([report["precision_by_fold"], report["recall_by_fold"]])
+    standard_errors = by_fold.std(axis=1, ddof=1) / math.sqrt(by_fold.shape[1]) if by_fold.shape[1] > 1 else [0, 0]
+    lines = [
+        f"{report['folds']}-fold cross-validation on {report['relevant']} relevant and {report['irrelevant']} "
+        "irrelevant examples (class 'relevant'):",
+        f"  precision {report['precision']:.0%} (95 % interval {report['precision_interval'][0]:.0%}–"
+        f"{report['precision_interval'][1]:.0%}; per fold {by_fold[0].mean():.0%} ± {standard_errors[0]:.0%})",
+        f"  recall    {report['recall']:.0%} (95 % interval {report['recall_interval'][0]:.0%}–"
+        f"{report['recall_interval'][1]:.0%}; per fold {by_fold[1].mean():.0%} ± {standard_errors[1]:.0%})",
+    ]
+    lines += [f"WARNING: {warning}" for warning in report["warnings"]]
+    return "\n".join(lines)

@@ -20,6 +20,7 @@ STRATEGIES = {
     "focused": "crawlproject.strategies.focused.FocusedCrawlStrategy",
     "context-graph": "crawlproject.strategies.context_graph.ContextGraphStrategy",
     "link-value": "crawlproject.strategies.link_value.LinkValueStrategy",
+    "link-learner": "crawlproject.strategies.link_learner.LinkLearnerStrategy",
     "infospiders": "crawlproject.strategies.infospiders.InfoSpidersStrategy",
     "random": "crawlproject.strategies.baselines.RandomStrategy",
     "oracle": "crawlproject.strategies.baselines.OneStepOracleStrategy",
@@ -36,7 +37,7 @@ def strategy_class(name: str) -> Any:
     >>> strategy_class("sharksearch")
     Traceback (most recent call last):
     ...
-    crawlproject.config.SettingsError: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class
+    crawlproject.config.SettingsError: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class
     """
     from scrapy.utils.misc import load_object
 

@@ -5,7 +5,7 @@ the index's IDF (SPEC §4: the symbiosis paper's proposed improvement)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from crawlproject import config
 from crawlproject.config import SettingsError
@@ -25,12 +25,15 @@ if TYPE_CHECKING:
 
 class BestFirstStrategy(CrawlStrategy):
     name = "best-first"
+    #: Whether the topic must be a query (a strategy with another source of
+    #: page relevance, such as a classifier, can do without one).
+    needs_query: ClassVar[bool] = True
 
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, idf: IndexIdf | None = None):
         super().__init__(topic, analyzer)
         self.idf = idf
         self.query_vector: Mapping[str, float] = analyzer.vector(topic.query)
-        if not self.query_vector:
+        if not self.query_vector and self.needs_query:
             raise SettingsError(
                 f"best-first needs a topic query with at least one non-stopword "
                 f"term; got query={topic.query!r} (pass -a query=\"…\")"

@@ -4,6 +4,10 @@ A taxonomy classifier (``scrapy train``) gives Pr(c|p) for every category;
 the user marks some categories good, and the relevance of a page is
 R(p) = Σ_{c ∈ good} Pr(c|p).
 
+* Learning (the default, ``FOCUS_FOCUS_MODE=learn``): R(p) is the verdict
+  of the online link learner (crawlproject.strategies.link_learner): each
+  link's prior is SharkSearch's score with R in place of the query cosine,
+  corrected by what the crawl learns of links, directories and dead ends.
 * Soft focus: every outlink of p gets priority R(p).
 * Hard focus: p's outlinks are followed (with priority R(p)) only if the
   best leaf c* of p, or one of its ancestors, is good. Seeds are always
@@ -49,6 +53,7 @@ from crawlproject.models.taxonomy_classifier import ModelError, TaxonomyClassifi
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.strategies.focused_state import FocusedState
+from crawlproject.strategies.link_learner import LinkLearnerStrategy, VerdictJudge, model_good
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
 
@@ -89,9 +94,11 @@ class FocusedCrawlStrategy(CrawlStrategy):
         learner: OnlineLearner | None = None,
         crawler: Crawler | None = None,
         home: HomeSites | None = None,
+        links: LinkLearnerStrategy | None = None,
     ):
         super().__init__(topic, analyzer)
         self.model = model
+        self.links = links  # the link learner, in the learn mode
         self.hard = hard
         self.reserve = reserve
         self.distiller = distiller
@@ -112,8 +119,6 @@ class FocusedCrawlStrategy(CrawlStrategy):
         settings = crawler.settings
         model_path = trained_model_path(crawler, topic, "focused", "taxonomy")
         good = topic.good or parse_categories(config.get_str(settings, "FOCUS_GOOD"))
-        if not good:
-            raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
         # Every setting is checked, used or not, before the model is loaded.
         mode = config.get_choice(settings, "FOCUS_FOCUS_MODE")
         reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
@@ -131,6 +136,9 @@ class FocusedCrawlStrategy(CrawlStrategy):
             model = learned or TaxonomyClassifier.load(model_path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
+        good = good or model_good(model)  # a model trained from examples names its own
+        if not good:
+            raise SettingsError("the focused crawler needs good categories: -a good=CATEGORY[,CATEGORY…]")
         distiller = Distiller(distill_every, distill_hubs, distill_same_host) if distill_every else None
         learner = OnlineLearner(model, retrain_every, confidence, rescore_ratio) if retrain_every else None
         if state is not None:
@@ -150,6 +158,9 @@ class FocusedCrawlStrategy(CrawlStrategy):
             strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler, home)
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
+        if mode == "learn":
+            judge = VerdictJudge(strategy.classified_relevance)
+            strategy.links = LinkLearnerStrategy.with_judge(crawler, topic, analyzer, judge)
         strategy.state = state
         if state is not None:
             crawler.signals.connect(strategy.save_state, signals.spider_closed)
@@ -198,8 +209,22 @@ class FocusedCrawlStrategy(CrawlStrategy):
         verdict = self._verdicts.get(page.key)
         return verdict if verdict is not None else self.classify([page])[0]
 
-    def page_relevance(self, page: Page) -> float:
+    def classified_relevance(self, page: Page) -> float:
+        """R(p) of the classifier, 0 away from home."""
         return self._verdict(page).relevance
+
+    def page_relevance(self, page: Page) -> float:
+        if self.links is not None:
+            return self.links.page_relevance(page)  # the verdict, and the link that led here learns it
+        return self._verdict(page).relevance
+
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
+        """The learn mode's SharkSearch prior hands its inheritance down."""
+        return self.links.child_state(page, relevance) if self.links is not None else {}
+
+    def dead_end(self, key: str, meta: Any, status: int | None) -> None:
+        if self.links is not None:
+            self.links.dead_end(key, meta, status)
 
     def assume(self, page: Page, verdict: Verdict) -> None:
         """Use *verdict* for *page* (when classifying it failed)."""
@@ -207,6 +232,9 @@ class FocusedCrawlStrategy(CrawlStrategy):
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         verdict = self._verdict(page)
+        if self.links is not None:
+            scores = self.links.score_links(page, verdict.relevance)
+            return [AWAY if self.home.away(link.key) else score for link, score in zip(page.links, scores, strict=True)]
         score: float | None = verdict.relevance
         if self.hard and not verdict.expand and not page.meta.get(keys.SEED):
             if self.reserve:
@@ -225,6 +253,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self._verdicts.pop(page.key, None)
         if relevance is None:
             return []
+        if self.links is not None:
+            self.links.after_page(page, relevance)
         promotions: list[Promotion] = []
         distiller = self.distiller
         if distiller is not None:

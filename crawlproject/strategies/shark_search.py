@@ -28,7 +28,7 @@ from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -57,15 +57,18 @@ class SharkSearchStrategy(BestFirstStrategy):
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
         settings = crawler.settings
-        return cls(
-            topic,
-            TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
-            gamma=config.get_float(settings, "FOCUS_SHARK_GAMMA"),
-            delta=config.get_float(settings, "FOCUS_SHARK_DELTA"),
-            beta=config.get_float(settings, "FOCUS_SHARK_BETA"),
-            depth=config.get_int(settings, "FOCUS_SHARK_DEPTH"),
-            context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
-        )
+        return cls(topic, TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")), **cls.parameters(settings))
+
+    @staticmethod
+    def parameters(settings: Any) -> dict[str, Any]:
+        """SharkSearch's four parameters and its context window, from settings."""
+        return {
+            "gamma": config.get_float(settings, "FOCUS_SHARK_GAMMA"),
+            "delta": config.get_float(settings, "FOCUS_SHARK_DELTA"),
+            "beta": config.get_float(settings, "FOCUS_SHARK_BETA"),
+            "depth": config.get_int(settings, "FOCUS_SHARK_DEPTH"),
+            "context_words": config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
+        }
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
         inherited, depth = self._inheritance(page, relevance or 0.0)
@@ -93,9 +96,16 @@ class SharkSearchStrategy(BestFirstStrategy):
         if self.gamma == 1.0:
             return 0.0
         context = page.link_context(link, self.context_words)
-        anchor = cosine(self.query_vector, self.analyzer.vector(context.anchor))
-        around = 1.0 if anchor > 0 else cosine(self.query_vector, self.analyzer.vector(context.context))
-        return self.beta * anchor + (1 - self.beta) * around
+        return self.neighborhood(self.analyzer.vector(context.anchor), self.analyzer.vector(context.context))
+
+    def neighborhood(self, anchor: Mapping[str, float], context: Mapping[str, float]) -> float:
+        """β·anchor(url) + (1−β)·context(url) from the link's anchor and
+        context term vectors (0 without a query)."""
+        if not self.query_vector:
+            return 0.0
+        anchor_sim = cosine(self.query_vector, anchor)
+        around = 1.0 if anchor_sim > 0 else cosine(self.query_vector, context)
+        return self.beta * anchor_sim + (1 - self.beta) * around
 
 
 class FishSearchStrategy(SharkSearchStrategy):

@@ -1,0 +1,66 @@
+"""Fetching a topic's example pages for ``scrapy train --examples`` through
+Scrapy itself: the replay (FOCUS_REPLAY_WARC / FOCUS_REPLAY_PROXY) or the
+live web, with robots.txt, the network policy and the project's politeness,
+as any crawl. Two crawls run side by side in the command's process: the
+examples themselves (no link followed), and — when no irrelevant examples
+are given — a breadth-first sample of the pages near the seeds, from which
+the pages least like the examples become the irrelevant ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crawlproject.models.examples import crawl_pages
+from crawlproject.spiders.breadthfirst import BreadthFirstSpider
+from crawlproject.web.urls import canonicalize
+
+if TYPE_CHECKING:
+    from scrapy.crawler import CrawlerProcessBase
+
+
+def _spider(name: str, folder: Path, settings: dict[str, Any]) -> type[BreadthFirstSpider]:
+    """A breadth-first spider writing its pages into *folder*."""
+    custom = {
+        **BreadthFirstSpider.custom_settings,
+        "FOCUS_OUTPUT_DIR": str(folder), "FOCUS_STORE_PAGES": True, "LOG_LEVEL": "WARNING", **settings,
+    }
+    return type(f"{name.title()}ExamplesSpider", (BreadthFirstSpider,), {"name": name, "custom_settings": custom})
+
+
+def fetch(
+    process: CrawlerProcessBase, folder: Path, examples: list[str], near: list[str], sample: int
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """The example pages (canonical URL → text, None when not fetched or
+    not HTML), and, with *near* seeds, up to *sample* pages near them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds = folder / "examples.txt"
+    seeds.write_text("\n".join(examples) + "\n", encoding="utf-8")
+    process.crawl(_spider("examples", folder / "examples", {}), seeds=str(seeds), follow_links="no")
+    if near:
+        near_file = folder / "near.txt"
+        near_file.write_text("\n".join(near) + "\n", encoding="utf-8")
+        settings = {"FOCUS_OK_PAGECOUNT": sample, "FOCUS_SCOPE": "domain"}
+        process.crawl(_spider("near", folder / "near", settings), seeds=str(near_file))
+    process.start()
+    wanted = {canonicalize(url) for url in examples}
+    found: dict[str, str | None] = dict.fromkeys(wanted)
+    if (folder / "examples" / "pages.jsonl").is_file():
+        found.update(crawl_pages(folder / "examples", wanted.__contains__))
+    nearby: dict[str, str | None] = {}
+    if near and (folder / "near" / "pages.jsonl").is_file():
+        nearby = dict(crawl_pages(folder / "near", lambda url: url not in wanted))
+    return found, nearby
+
+
+def crawl_failures(folder: Path) -> dict[str, str]:
+    """Why each example that has no page was not fetched (status or error)."""
+    history = folder / "examples" / "history.jsonl"
+    found: dict[str, str] = {}
+    if history.is_file():
+        for line in history.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("status") != 200:
+                found[record["canonical_url"]] = str(record.get("error") or record.get("status"))
+    return found

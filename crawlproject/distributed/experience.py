@@ -1,0 +1,111 @@
+"""One link learner for all the workers of a crawl: each worker publishes
+what its fetches taught (crawlproject.models.link_learner.Experience, packed)
+to a Redis stream beside the shared frontier (``<FOCUS_REDIS_KEY>:experience``)
+and reads every other worker's, so that every worker's model learns from
+every fetch of the crawl — in another order, to the same effect.
+
+Round trips are awaited on ``redis.asyncio`` (crawlproject.distributed.connection):
+the reactor never waits for Redis; what arrives is applied on the reactor
+when it arrives. The stream keeps the last :data:`STREAM_LENGTH` batches
+(approximately, as Redis trims): a worker that joins late learns from those.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet import threads
+
+from crawlproject.distributed.connection import async_redis_from_settings
+from crawlproject.distributed.frontier import redis_key
+from crawlproject.models.link_learner import Experience, pack_all, unpack_all
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+STREAM_LENGTH = 100_000  # batches kept in the stream
+READ_COUNT = 200  # batches read per round trip
+
+
+class SharedExperience:
+    def __init__(self, client: Any, asynchronous: bool, key: str, apply: Callable[[list[Experience]], None]):
+        self.client, self.asynchronous = client, asynchronous
+        self.key = key
+        self.apply = apply
+        self.worker = uuid.uuid4().hex[:12]
+        self.last_id = "0-0"
+        self.outbox: list[Experience] = []
+        self.busy = False
+        self.published = 0
+        self.received = 0
+        self.crawler: Crawler | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, apply: Callable[[list[Experience]], None], spider_name: str) -> SharedExperience:
+        client, asynchronous = async_redis_from_settings(crawler.settings)
+        key = redis_key(crawler.settings, spider_name) + ":experience"
+        shared = cls(client, asynchronous, key, apply)
+        shared.crawler = crawler
+        return shared
+
+    def share(self, experience: Experience) -> None:
+        """One of this worker's experiences, sent with the next exchange."""
+        self.outbox.append(experience)
+
+    def final_exchange(self) -> Any:
+        """At the end of the crawl: what is left goes out, what others sent
+        comes in (a Deferred the closing crawl waits for)."""
+        outgoing, self.outbox = self.outbox, []
+        done = deferred_from_coro(self._exchange(outgoing))
+        done.addErrback(self._failed, outgoing)
+        return done
+
+    def exchange(self) -> None:
+        """Send what this worker learnt and take the others' — in the
+        background; one exchange at a time."""
+        if self.busy:
+            return
+        self.busy = True
+        outgoing, self.outbox = self.outbox, []
+        done = deferred_from_coro(self._exchange(outgoing))
+        done.addErrback(self._failed, outgoing)
+        done.addBoth(self._idle)
+
+    async def _exchange(self, outgoing: list[Experience]) -> None:
+        if outgoing:
+            fields = {"worker": self.worker, "batch": pack_all(outgoing)}
+            await self._call("xadd", self.key, fields, maxlen=STREAM_LENGTH, approximate=True)
+            self.published += len(outgoing)
+            if self.crawler is not None and self.crawler.stats is not None:
+                self.crawler.stats.inc_value("focus/learner/examples_shared", len(outgoing))
+        found = await self._call("xread", {self.key: self.last_id}, count=READ_COUNT)
+        for _, entries in found or []:
+            for entry_id, fields in entries:
+                self.last_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+                worker = fields.get(b"worker", fields.get("worker", b""))
+                if (worker.decode() if isinstance(worker, bytes) else worker) == self.worker:
+                    continue
+                experiences = unpack_all(fields.get(b"batch", fields.get("batch", b"")))
+                self.received += len(experiences)
+                self.apply(experiences)
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(self.client, name)
+        if self.asynchronous:
+            return await method(*args, **kwargs)
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        return await maybe_deferred_to_future(threads.deferToThread(method, *args, **kwargs))
+
+    def _failed(self, failure: Any, outgoing: list[Experience]) -> None:
+        self.outbox[:0] = outgoing  # sent with the next exchange
+        logger.warning("Sharing the link learner's experience through Redis failed: %s", failure.value)
+
+    def _idle(self, _: Any) -> None:
+        self.busy = False

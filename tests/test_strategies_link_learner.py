@@ -1,0 +1,191 @@
+"""The online link learner by hand, on small made-up pages (issue 28): a
+link's features, one online update, the prior before any update is
+SharkSearch's order, dead-end accounting, the exploration share, the
+experiences that carry learning between workers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
+
+from crawlproject.models.link_learner import (
+    Experience,
+    LinkLearner,
+    PathHistory,
+    link_tokens,
+    pack_all,
+    path_cells,
+    unpack_all,
+)
+from crawlproject.strategies.base import Topic
+from crawlproject.strategies.link_learner import LinkLearnerStrategy, QueryJudge
+from crawlproject.strategies.shark_search import SharkSearchStrategy
+from crawlproject.web.page import Page
+from crawlproject.web.text import TermAnalyzer
+
+ANALYZER = TermAnalyzer(stem=False)
+SHARK = {"gamma": 0.7, "delta": 0.5, "beta": 0.8, "depth": 3, "context_words": 3}
+QUERY = "jazz music concerts"
+
+
+def make_page(body: str, url: str = "http://club.test/", meta: dict[str, object] | None = None) -> Page:
+    request = Request(url, meta=meta or {})
+    response = HtmlResponse(url, body=f"<html><body>{body}</body></html>".encode(), request=request)
+    return Page.from_response(response, meta=response.meta)
+
+
+def learner_strategy(explore: float = 0.0, **kwargs: object) -> LinkLearnerStrategy:
+    topic = Topic(QUERY)
+    judge = QueryJudge(ANALYZER.vector(QUERY), ANALYZER)
+    return LinkLearnerStrategy(topic, ANALYZER, judge, LinkLearner(batch=4), explore=explore, **SHARK, **kwargs)  # type: ignore[arg-type]
+
+
+HUB = make_page(
+    "jazz club news: <a href='/jazz/concerts.html'>jazz concerts</a> and "
+    "<a href='/music/'>music</a> or <a href='/tickets.html'>tickets</a> and "
+    "<a href='http://elsewhere.test/about.html'>about us</a>"
+)
+
+
+def test_a_links_features_say_what_it_says_of_its_target() -> None:
+    tokens = link_tokens(["jazz", "concerts"], ["club", "news"], "http://club.test/jazz/concerts.html",
+                         "http://club.test/", 0.3)
+    assert tokens == ["a:jazz", "a:concerts", "c:club", "c:news", "u:jazz", "u:concerts", "u:html",
+                      "h:club.test", "x:html", "d:1", "s:same", "p:0.2", "k:1"]
+    learner = LinkLearner()
+    features = learner.featurizer.featurize(tokens, prior=0.25, parent=0.3, cells=path_cells("http://club.test/jazz/a"))
+    assert features.prior == 0.25 and features.parent == 0.3
+    assert np.isclose(np.linalg.norm(features.values), 1.0)
+    assert len(features.indices) == len(set(features.indices.tolist())) <= len(tokens)
+    # The same host, the same first directory: the same history cells.
+    assert path_cells("http://club.test/jazz/b.html")[:2] == features.cells[:2]
+
+
+def test_before_any_update_the_order_is_sharksearchs() -> None:
+    learner = learner_strategy()
+    shark = SharkSearchStrategy(Topic(QUERY), ANALYZER, **SHARK)  # type: ignore[arg-type]
+    relevance = shark.page_relevance(HUB)
+    expected = shark.score_links(HUB, relevance)
+    found = learner.score_links(HUB, learner.page_relevance(HUB))
+    assert np.argsort(-np.array(found), kind="stable").tolist() == np.argsort(-np.array(expected), kind="stable").tolist()
+    assert found == pytest.approx(expected, abs=1e-5)  # the prior itself, but for a 1e-6 tie
+
+
+def test_links_sharksearch_would_drop_are_queued_last() -> None:
+    spent = make_page("nothing of the topic <a href='/x'>x</a> <a href='/y'>jazz</a>",
+                      meta={"focus_inherited": 0.0, "focus_depth_budget": 1})
+    shark = SharkSearchStrategy(Topic(QUERY), ANALYZER, **SHARK)  # type: ignore[arg-type]
+    assert shark.score_links(spent, 0.0) == [None, None]  # depth spent: SharkSearch stops
+    found = learner_strategy().score_links(spent, 0.0)
+    assert all(score is not None and 0 <= score < 1e-6 for score in found)
+
+
+def test_one_online_update_moves_the_links_like_the_example() -> None:
+    strategy = learner_strategy()
+    learner = strategy.learner
+    before = dict(zip([link.key for link in HUB.links], strategy.score_links(HUB, 0.2), strict=True))
+    # /jazz/concerts.html turns out highly relevant, /tickets.html not at all.
+    strategy._learn("http://club.test/jazz/concerts.html", 0.9)
+    strategy._learn("http://club.test/tickets.html", 0.0)
+    learner.flush()
+    assert learner.learned == 2 and learner.relevance.updates == 1
+    again = make_page(HUB.text and str(HUB._response.body, "utf-8"), url="http://club.test/index2.html")  # type: ignore[union-attr]
+    after = dict(zip([link.key for link in again.links], strategy.score_links(again, 0.2), strict=True))
+    gain = {key: after[key] - before[key] for key in after}
+    assert gain["http://club.test/jazz/concerts.html"] > gain["http://club.test/tickets.html"]
+    # the directory's history is evidence at once
+    assert learner.history.counts(path_cells("http://club.test/jazz/")[1])[:2] == (1.0, 0.9)
+
+
+def test_dead_ends_are_counted_and_lower_their_directory() -> None:
+    strategy = learner_strategy()
+    learner = strategy.learner
+    page = make_page(" ".join(f"<a href='/gone/{i}.html'>jazz {i}</a>" for i in range(8))
+                     + " <a href='/jazz/live.html'>jazz live</a> <a href='/jazz/more.html'>jazz more</a>")
+    strategy.score_links(page, 0.3)
+    for i in range(8):
+        strategy.dead_end(f"http://club.test/gone/{i}.html", {}, 404)
+    strategy._learn("http://club.test/jazz/live.html", 0.4)
+    learner.flush()
+    assert learner.dead_ends == 8 and learner.learned == 9
+    assert learner.history.alive_rate == pytest.approx(2 / 10)  # (1 page + 1) / (9 tries + 1)
+    pages, _, dead = learner.history.counts(path_cells("http://club.test/gone/x.html")[1])
+    assert (pages, dead) == (0.0, 8.0)
+    # A new link under /gone/ is now less likely alive than one under /jazz/.
+    fresh = make_page("<a href='/gone/9.html'>jazz 9</a> <a href='/jazz/more2.html'>jazz 9</a>")
+    features = [learner.featurizer.featurize(link_tokens(["jazz", "9"], [], link.key, fresh.url, 0.3), 0.2, 0.3,
+                                             path_cells(link.key)) for link in fresh.links]
+    _, alive = learner.expected(features)
+    assert alive[0] < alive[1]
+
+
+def test_exploration_keeps_a_fixed_share_on_the_prior() -> None:
+    strategy = learner_strategy(explore=0.2, seed=7)
+    keys = [f"http://club.test/{i}.html" for i in range(5000)]
+    exploring = strategy.exploring(keys)
+    assert 0.18 < exploring.mean() < 0.22
+    assert (strategy.exploring(keys) == exploring).all()  # the same links every time: repeatable
+    assert not learner_strategy(explore=0.0).exploring(keys).any()
+    # An exploring link keeps its prior, whatever the correction learnt.
+    learner = strategy.learner
+    learner.relevance.weights[:] = -1.0  # a correction that writes every link off …
+    learner.relevance.loss_without, learner.relevance.loss_with = 1.0, 0.5  # … and has earned full trust
+    page = make_page(" ".join(f"<a href='/{i}.html'>jazz {i}</a>" for i in range(40)))
+    scores = np.array(strategy.score_links(page, 0.3))
+    chosen = strategy.exploring([link.key for link in page.links])
+    assert chosen.any() and (scores[chosen] > 0).all() and (scores[~chosen] < 1e-5).all()
+
+
+def test_experiences_travel_between_workers_and_teach_the_same() -> None:
+    one, two = LinkLearner(batch=100), LinkLearner(batch=100)
+    strategy = learner_strategy()
+    strategy.learner = one
+    strategy.score_links(HUB, 0.2)
+    examples = [Experience(features, 0.5 if i % 2 else None) for i, (features, _) in enumerate(strategy.pending.values())]
+    for experience in unpack_all(pack_all(examples)):
+        two.add(experience)
+    for experience in examples:
+        one.add(experience)
+    one.flush()
+    two.flush()
+    assert np.allclose(one.relevance.weights, two.relevance.weights)
+    assert np.allclose(one.alive.weights, two.alive.weights)
+    assert one.history.cells == two.history.cells
+
+
+def test_a_correction_is_trusted_as_far_as_it_has_beaten_the_offsets() -> None:
+    learner = LinkLearner(batch=8)
+    model = learner.relevance
+    assert model.trust == 0.0  # nothing learnt: the crawl is the prior's
+    # Tokens that tell relevant links from the rest: the correction earns its way in.
+    page = make_page("")
+    good = learner.featurizer.featurize(["a:jazz", "u:jazz"], 0.1, 0.1, (0, 0, 0, 0, 0))
+    bad = learner.featurizer.featurize(["a:news", "u:news"], 0.1, 0.1, (0, 0, 0, 0, 0))
+    for _ in range(30):
+        for features, relevance in ((good, 0.6), (bad, 0.0)) * 4:
+            learner.add(Experience(features, relevance))
+    assert page is not None and model.trust == 1.0
+    relevance, _ = learner.expected([good, bad])
+    assert relevance[0] > 0.3 > 0.1 > relevance[1]
+    # Tokens that say nothing (the same link, either outcome): no trust.
+    noise = LinkLearner(batch=8)
+    for i in range(240):
+        noise.add(Experience(good, 0.6 if i % 2 else 0.0))
+    assert noise.relevance.trust < 0.5
+
+
+def test_the_path_history_shrinks_the_prior_toward_each_sibling_group() -> None:
+    history = PathHistory(strength=2.0)
+    rich, poor = path_cells("http://a.test/rich/x"), path_cells("http://a.test/poor/x")
+    for _ in range(6):
+        history.observe(0.1, rich, 0.5)
+        history.observe(0.1, poor, 0.0)
+    assert history.scale == pytest.approx(0.25 / 0.1)  # relevance per unit of prior
+    rich_estimate, rich_alive = history.estimate(0.1, rich)
+    poor_estimate, _ = history.estimate(0.1, poor)
+    assert poor_estimate < 0.25 < rich_estimate  # the prior on the crawl's scale, times each directory's ratio
+    assert rich_alive == 1.0  # no dead end yet
+    unseen = path_cells("http://b.test/new/x")
+    assert history.estimate(0.1, unseen) == pytest.approx((0.25, 1.0))  # only the prior, on the verdicts' scale
