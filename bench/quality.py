@@ -21,12 +21,19 @@ import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, write_section
-from bench.runner import NEEDS_MODEL, CrawlJob, Variant, run_crawl_job
-from bench.topic_models import PROTOCOLS, train_lookahead_model, train_topic_model
+from bench.runner import NEEDS_EXAMPLES, NEEDS_MODEL, CrawlJob, Variant, run_crawl_job
+from bench.topic_models import (
+    PROTOCOLS,
+    draw_examples,
+    train_examples_model,
+    train_lookahead_model,
+    train_topic_model,
+)
 from crawlproject.corpus.reader import Corpus, load_corpus
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report
@@ -151,6 +158,11 @@ def main() -> int:
         help="how learning strategies' models are kept from a topic's answers: no page of its hosts but the seeds, "
         "or every page but no label of its relevant pages but the seeds' (a corpus of one site)",
     )
+    parser.add_argument(
+        "--examples", type=int, default=0,
+        help="draw this many relevant and irrelevant example URLs per topic (fixed --seed) for the *-examples "
+        "strategies, trained by `scrapy train --examples`; the relevant ones leave every strategy's targets",
+    )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
@@ -189,25 +201,37 @@ def main() -> int:
     data.mkdir(parents=True, exist_ok=True)
     write_topics(topics, data / "topics.jsonl")
     (out / "topic-ids.txt").write_text("".join(f"{t.id}\n" for t in topics), encoding="utf-8")
+    examples = {t.id: draw_examples(corpus, t, args.examples, args.seed) for t in topics} if args.examples else {}
+    if examples:  # an example is given, not found: it is no target of any strategy
+        topics = [replace(t, targets=[u for u in t.targets if u not in set(examples[t.id][0])]) for t in topics]
+        write_topics(topics, data / "topics.jsonl")
     models = train_models(
         corpus, topics, data / "models", {v.strategy for v in variants}, warc, args.train_scope or args.scope,
         args.protocol,
     )
-    jobs = [
-        CrawlJob(
-            v, t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / v.label,
-            *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL else (None, "")),
-            axis=args.axis, scope=args.scope,
-        )
-        for t in topics for task in tasks if t.start(task) for v in variants
-    ]
-    print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of {budgets[-1]} pages", flush=True)
     failed = []
     timing = data / "crawl-time.json"
-    todo = [j for j in jobs if not (args.reuse_crawls and (j.folder / "summary.json").exists())]
-    if len(todo) < len(jobs):
-        print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
     with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
+        if {v.strategy for v in variants} & NEEDS_EXAMPLES:
+            if not examples:
+                raise SystemExit("the *-examples strategies need --examples N")
+            for t in topics:
+                path = train_examples_model(examples[t.id], data / "models" / f"examples-{t.id}.npz", replay.proxy_url, ROOT)
+                for strategy in NEEDS_EXAMPLES:
+                    models[(strategy, t.id)] = (path, "")
+        jobs = [
+            CrawlJob(
+                v, t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / v.label,
+                *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL | NEEDS_EXAMPLES else (None, "")),
+                axis=args.axis, scope=args.scope,
+            )
+            for t in topics for task in tasks if t.start(task) for v in variants
+        ]
+        print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of "
+              f"{budgets[-1]} pages", flush=True)
+        todo = [j for j in jobs if not (args.reuse_crawls and (j.folder / "summary.json").exists())]
+        if len(todo) < len(jobs):
+            print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
         futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             job, completed = futures[future], future.result()
@@ -247,6 +271,8 @@ def main() -> int:
             strategies_arg += f" --topic-ids {args.topic_ids}"
         if args.reuse_crawls:
             strategies_arg += " --reuse-crawls"
+        if args.examples:
+            strategies_arg += f" --examples {args.examples}"
         write_section(
             section,
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus {args.corpus} "
@@ -258,7 +284,12 @@ def main() -> int:
             + SCOPE_TEXT[args.scope] +
             "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
             "raw → after Holm's correction over all tests of a table; models (where a strategy learns) "
-            + PROTOCOL_TEXT[args.protocol] + "\n\n"
+            + PROTOCOL_TEXT[args.protocol]
+            + (f" The *-examples strategies crawl with a model trained by `scrapy train --examples` on {args.examples} "
+               f"relevant and {args.examples} irrelevant example URLs per topic drawn from the labels (seed "
+               f"{args.seed}; the pages fetched from the replay through Scrapy); the relevant examples are no "
+               "target of any strategy." if args.examples else "")
+            + "\n\n"
             f"{tables}\n{images}\n",
         )
     return 0

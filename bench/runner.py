@@ -25,10 +25,15 @@ SPIDERS = {
     "context-graph": "contextgraph",
     "link-value": "linkvalue",
     "link-learner": "linklearner",
+    # trained from the topic's example URLs (bench.quality --examples N)
+    "focused-examples": "focused",
+    "link-learner-examples": "linklearner",
     "infospiders": "infospiders",
 }
 #: strategies that need a trained taxonomy model (bench.topic_models)
 NEEDS_MODEL = frozenset({"focused", "context-graph", "link-value"})
+#: strategies that crawl with a model trained from the topic's example URLs
+NEEDS_EXAMPLES = frozenset({"focused-examples", "link-learner-examples"})
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ def run_crawl_job(
         command += ["-a", f"model={job.model}"]
         if job.variant.strategy == "focused":
             command += ["-a", f"good={job.good or job.topic.category}"]
+        # an examples model names its own good category ("relevant")
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603

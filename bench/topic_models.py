@@ -198,3 +198,42 @@ def train_topic_model(
     model.save(tmp)
     tmp.replace(path)
     return path, good
+
+
+def draw_examples(corpus: Corpus, topic: Topic, count: int, seed: int) -> tuple[list[str], list[str]]:
+    """*count* relevant example URLs of *topic* (its relevant pages but its
+    seeds) and *count* irrelevant ones (pages labelled otherwise), drawn with
+    *seed* and the topic's id: what a user would give as examples."""
+    import random
+
+    rng = random.Random(f"{seed}:{topic.id}")
+    relevant = sorted(relevant_set(topic, corpus) - set(topic.seeds))
+    irrelevant = sorted(url for url in corpus.text if url in corpus.labels and not is_relevant(corpus.labels[url], (topic.category,)))
+    return rng.sample(relevant, min(count, len(relevant))), rng.sample(irrelevant, min(count, len(irrelevant)))
+
+
+def train_examples_model(
+    examples: tuple[list[str], list[str]], path: Path, proxy: str, cwd: Path
+) -> Path:
+    """A model trained by ``scrapy train --examples`` — the pages fetched
+    through Scrapy from the replay at *proxy*, as a user's would be."""
+    import subprocess
+    import sys
+
+    if path.exists():
+        return path
+    relevant, irrelevant = examples
+    folder = path.with_suffix("")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "relevant.txt").write_text("\n".join(relevant) + "\n", encoding="utf-8")
+    (folder / "irrelevant.txt").write_text("\n".join(irrelevant) + "\n", encoding="utf-8")
+    command = [
+        sys.executable, "-m", "scrapy", "train", "--examples", str(folder / "relevant.txt"),
+        "--negatives", str(folder / "irrelevant.txt"), "-o", str(path), "--work-dir", str(folder / "pages"),
+        "-s", f"FOCUS_REPLAY_PROXY={proxy}", "-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+    ]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)  # noqa: S603
+    if done.returncode != 0:
+        raise RuntimeError(f"training from examples failed: {done.stderr[-1000:]}")
+    (folder / "report.txt").write_text(done.stdout, encoding="utf-8")
+    return path

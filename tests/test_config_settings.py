@@ -39,3 +39,25 @@ def test_choice_lists_the_allowed_values() -> None:
 def test_unknown_setting_name_is_a_programming_error() -> None:
     with pytest.raises(KeyError):
         config.get_int(Settings(), "FOCUS_NO_SUCH_THING")
+
+
+def test_every_setting_is_documented_with_its_default() -> None:
+    from pathlib import Path
+
+    rows = {
+        line.split("|")[1].strip().strip("`"): line
+        for line in (Path(__file__).parents[1] / "docs" / "settings.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `FOCUS_")
+    }
+    assert set(rows) == set(config.SETTINGS)
+
+
+def test_the_add_on_checks_every_setting_once() -> None:
+    settings = Settings({"FOCUS_FRONTIER_MAX": 5, "FOCUS_LEARNER_EXPLORE": 1.5})
+    with pytest.raises(SettingsError, match="FOCUS_LEARNER_EXPLORE must be from 0.0 to 1.0, got 1.5"):
+        config.check_settings(settings)
+    with pytest.raises(SettingsError, match="unknown setting FOCUS_LERNER_RATE; did you mean FOCUS_LEARNER_RATE"):
+        config.check_settings(Settings({"FOCUS_LERNER_RATE": 0.1}))
+    with pytest.raises(SettingsError, match="CLOSESPIDER_ITEMCOUNT must be ≥ 0, got -1"):
+        config.check_settings(Settings({"CLOSESPIDER_ITEMCOUNT": -1}))
+    config.check_settings(Settings({"FOCUS_FRONTIER_MAX": 5, "CLOSESPIDER_PAGECOUNT": 0}))  # in range: silent
