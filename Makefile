@@ -14,7 +14,7 @@ TEST_WORKERS ?= 2
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
-	command -v redis-server >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server chromium chromium-driver; }
+	command -v redis-server >/dev/null && command -v chromedriver >/dev/null && command -v prometheus >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server chromium chromium-driver prometheus; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt

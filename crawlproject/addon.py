@@ -54,6 +54,8 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         # Our progress line (pages, harvest, frontier) replaces Scrapy's LogStats.
         "scrapy.extensions.logstats.LogStats": None,
         "crawlproject.extensions.progress.CrawlProgress": 500,
+        # The live dashboard, metrics and labels (only with FOCUS_DASHBOARD_PORT).
+        "crawlproject.extensions.dashboard.CrawlDashboard": 600,
         # CLOSESPIDER_PAGECOUNT counts pages, not our robots.txt fetches.
         "scrapy.extensions.closespider.CloseSpider": None,
         "crawlproject.extensions.closespider.CloseSpider": 0,

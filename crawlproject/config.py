@@ -146,6 +146,13 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_RETRAIN_EVERY": _int(0),
     "FOCUS_RETRAIN_CONFIDENCE": _float(0.9, 0, 1),
     "FOCUS_RETRAIN_RESCORE_RATIO": _float(0.5),
+    # Dashboard, metrics and labels (extensions.dashboard, dashboard)
+    "FOCUS_DASHBOARD_PORT": _int(0, -1),
+    "FOCUS_DASHBOARD_HOST": _str("127.0.0.1"),
+    "FOCUS_DASHBOARD_TOKEN": _str(),
+    "FOCUS_METRICS_LINGER": _float(10.0),
+    "FOCUS_METRICS_TARGETS": _str(),
+    "FOCUS_WORKER_NAME": _str(),
     # Output (pipelines, extensions)
     "FOCUS_OUTPUT_DIR": _str("crawls/%(name)s-%(job)s"),
     "FOCUS_STORE_PAGES": _bool(True),

@@ -10,3 +10,7 @@ frontier_rescore = object()
 #: (Crawl-delay, Request-rate). Arguments: ``host: str``, ``delay: float``.
 #: The download handler holds requests to the host back accordingly.
 host_delay_floor = object()
+
+#: The dashboard asks for a random sample of the queued URLs' scores.
+#: Argument: ``count: int``; the frontier scheduler answers with a list of floats.
+frontier_sample = object()

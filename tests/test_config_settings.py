@@ -54,7 +54,7 @@ def test_every_setting_is_documented_with_its_default() -> None:
 
 def test_the_add_on_checks_every_setting_once() -> None:
     settings = Settings({"FOCUS_FRONTIER_MAX": 5, "FOCUS_LEARNER_EXPLORE": 1.5})
-    with pytest.raises(SettingsError, match="FOCUS_LEARNER_EXPLORE must be from 0.0 to 1.0, got 1.5"):
+    with pytest.raises(SettingsError, match=r"FOCUS_LEARNER_EXPLORE must be from 0\.0 to 1\.0, got 1\.5"):
         config.check_settings(settings)
     with pytest.raises(SettingsError, match="unknown setting FOCUS_LERNER_RATE; did you mean FOCUS_LEARNER_RATE"):
         config.check_settings(Settings({"FOCUS_LERNER_RATE": 0.1}))

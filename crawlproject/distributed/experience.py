@@ -58,13 +58,14 @@ class SharedExperience:
         """One of this worker's experiences, sent with the next exchange."""
         self.outbox.append(experience)
 
-    def final_exchange(self) -> Any:
+    async def final_exchange(self) -> None:
         """At the end of the crawl: what is left goes out, what others sent
-        comes in (a Deferred the closing crawl waits for)."""
+        comes in (the closing crawl waits for it)."""
         outgoing, self.outbox = self.outbox, []
-        done = deferred_from_coro(self._exchange(outgoing))
-        done.addErrback(self._failed, outgoing)
-        return done
+        try:
+            await self._exchange(outgoing)
+        except Exception as exc:  # noqa: BLE001 (a failed exchange must not fail the close)
+            logger.warning("Sharing the link learner's last experience through Redis failed: %s", exc)
 
     def exchange(self) -> None:
         """Send what this worker learnt and take the others' — in the

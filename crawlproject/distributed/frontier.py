@@ -378,6 +378,15 @@ class RedisFrontier:
             if cursor == 0 or self._closing:
                 return trips
 
+    def sample_scores(self, count: int) -> list[float]:
+        if self.fifo:
+            return []
+        drawn = self.server.zrandmember(f"{self.key}:queue", count, withscores=True) or []
+        self.round_trips += 1
+        if drawn and not isinstance(drawn[0], list | tuple):  # RESP2: member, score, member, score…
+            drawn = list(zip(drawn[::2], drawn[1::2], strict=True))
+        return [-float(score) for _, score in drawn]
+
     def __len__(self) -> int:
         """URLs queued, plus those other workers lease (they may come back,
         or bring links): a worker stops only when nothing is left anywhere."""

@@ -138,6 +138,11 @@ class Frontier(Protocol):
         score ``scorer(key, score, payload)``, higher or lower."""
         ...
 
+    def sample_scores(self, count: int) -> list[float]:
+        """The scores of up to *count* queued URLs, drawn at random (what
+        the dashboard charts of the queue)."""
+        ...
+
     def __len__(self) -> int:
         """Number of queued (not leased, not fetched) URLs. A shared backend
         counts the URLs other workers lease too: they may come back, or bring

@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import logging
 import pickle
+import random
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -286,6 +287,14 @@ class MemoryFrontier:
                 moved = tables.reorder(item, order=new, seq=self._next_seq())  # a new seq: the old item is stale
                 self._enqueue(fp, moved)
                 self._journal_queued(fp, moved)
+
+    def sample_scores(self, count: int) -> list[float]:
+        if self.fifo:
+            return []
+        # the heap: a list to draw from in O(count), a few stale items among the live
+        pool = self._heap if self.host_batch == 1 else list(self._entries.values())
+        drawn = random.sample(pool, min(count, len(pool))) if pool else []
+        return [score_of(HEADER.unpack_from(item)[0]) for item in drawn]
 
     def __len__(self) -> int:
         return len(self._entries)

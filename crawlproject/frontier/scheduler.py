@@ -91,6 +91,7 @@ class FrontierScheduler(BaseScheduler):
         self._fetches: dict[str, _Fetch] = {}
         crawler.signals.connect(self._response_received, signals.response_received)
         crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
+        crawler.signals.connect(self._sample, focus_signals.frontier_sample)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -223,6 +224,9 @@ class FrontierScheduler(BaseScheduler):
         something new): ``scorer(url, score, meta)`` with the queued request's meta."""
         self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)), keys)
         self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
+
+    def _sample(self, count: int) -> list[float]:
+        return self.frontier.sample_scores(count)
 
     def _gauges(self) -> dict[str, float]:
         gauges: dict[str, float] = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}

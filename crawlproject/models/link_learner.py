@@ -66,6 +66,7 @@ EARNED = 0.01
 #: How much of the past a correction's track record keeps per mini-batch.
 LOSS_MEMORY = 0.98
 _BIAS = N_HASHED
+NAMES_KEPT = 50_000  # tokens remembered by name (LinkFeaturizer.names)
 LEVELS = ("host", "directory 1", "directories 1-2", "own directory", "page")
 _URL_WORD = re.compile(r"[a-z]+|\d+")
 _EXTENSION = re.compile(r"\.([a-z0-9]{1,5})$")
@@ -143,14 +144,24 @@ class LinkFeatures:
 
 class LinkFeaturizer:
     """Tokens → hashed features in which every kind (anchor, context, URL,
-    …) weighs the same, L2-normalised (as the link-value model's)."""
+    …) weighs the same, L2-normalised (as the link-value model's). The last
+    :data:`NAMES_KEPT` tokens seen are remembered by their index, to say in
+    words what a model has learnt."""
+
+    def __init__(self) -> None:
+        self.names: OrderedDict[int, str] = OrderedDict()
 
     def featurize(self, tokens: Sequence[str], prior: float, parent: float, cells: tuple[int, ...]) -> LinkFeatures:
         kinds = Counter(token.partition(":")[0] for token in dict.fromkeys(tokens))
         weights: dict[int, float] = {}
+        names = self.names
         for token in dict.fromkeys(tokens):
             index = _hash(token)
             weights[index] = weights.get(index, 0.0) + 1 / math.sqrt(kinds[token.partition(":")[0]])
+            if index not in names:
+                names[index] = token
+                if len(names) > NAMES_KEPT:
+                    names.popitem(last=False)
         indices = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
         values = np.array([weights[i] for i in indices.tolist()], dtype=np.float32)
         norm = float(np.linalg.norm(values))
@@ -249,6 +260,16 @@ class PathHistory:
                 counts[0] += 1
                 counts[1] += float(relevance)  # type: ignore[arg-type]
                 counts[2] += expected
+
+    def revise(self, cells: Sequence[int], old: float, new: float) -> None:
+        """A page counted with relevance *old* is now known to have *new*
+        (a user's label): every group it is in, and the crawl, take the
+        difference."""
+        self.relevance += new - old
+        for cell in cells:
+            counts = self.cells.get(cell) if cell else None
+            if counts is not None:
+                counts[1] += new - old
 
     def counts(self, cell: int) -> tuple[float, float, float]:
         """Pages, their summed relevance, dead ends of one sibling group."""
@@ -434,6 +455,15 @@ class LinkLearner:
         self._waiting.append((experience, relevance, alive))
         if len(self._waiting) >= self.batch:
             self.flush()
+
+    def relabel(self, features: LinkFeatures, old: float, new: float) -> None:
+        """A page this learner took in with relevance *old* has *new* (a
+        user's label): the history is revised, and the corrections learn
+        the link once more, with the new value."""
+        self.history.revise(features.cells, old, new)
+        relevance, alive = self.history.estimate(features.prior, features.cells)
+        self._waiting.append((Experience(features, new), relevance, alive))
+        self.flush()
 
     def flush(self) -> None:
         """Learn the waiting experiences (one step of each correction)."""

@@ -107,6 +107,16 @@ class CrawlStrategy(ABC):
         strategy that learns where links lead counts it."""
         return None
 
+    def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
+        """The user says the fetched page *key* is (not) relevant (the
+        dashboard's labels): a strategy that learns takes it in and says
+        what changed; the others ignore it."""
+        return {"learnt": False}
+
+    def describe_learning(self) -> dict[str, Any]:
+        """What the strategy has learnt so far, for a person (the dashboard)."""
+        return {}
+
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Called once per fetched page after its links were scored, for
         periodic work (distilling, learning); returns URLs to push with a

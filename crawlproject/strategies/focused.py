@@ -218,6 +218,13 @@ class FocusedCrawlStrategy(CrawlStrategy):
             return self.links.page_relevance(page)  # the verdict, and the link that led here learns it
         return self._verdict(page).relevance
 
+    def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
+        """A user's label reaches the link learner (learn mode)."""
+        return self.links.user_label(key, relevant) if self.links is not None else {"learnt": False}
+
+    def describe_learning(self) -> dict[str, Any]:
+        return self.links.describe_learning() if self.links is not None else {"kind": "focused", "mode": "soft/hard"}
+
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
         """The learn mode's SharkSearch prior hands its inheritance down."""
         return self.links.child_state(page, relevance) if self.links is not None else {}

@@ -172,6 +172,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.crawler = crawler
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
+        #: the features and verdict of fetched pages' links, for a user's label
+        self.fetched: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: queued links by their closest sibling groups (own directory, page):
         #: re-scored as soon as a sibling's fetch tells something
         self.siblings: dict[int, set[str]] = {}
@@ -269,12 +271,14 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         if remembered is not None:
             experience = Experience(remembered[0], relevance)
             self.learner.add(experience)
+            if relevance is not None:
+                self.fetched.keep(key, (remembered[0], relevance))
             self._inc("focus/learner/examples")
             if self.shared is not None:
                 self.shared.share(experience)
             self._rescore_siblings(remembered[0].cells)
 
-    def _rescore_siblings(self, cells: Sequence[int]) -> None:
+    def _rescore_siblings(self, cells: Sequence[int]) -> int:
         """The queued links of the same directory and page as a link just
         fetched, re-scored now: a dead end or a relevant page says most of
         its closest siblings."""
@@ -288,6 +292,42 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                     del self.siblings[cell]
         if affected and self.crawler is not None:
             self._send_rescore(sorted(affected), keys_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
+        return len(affected)
+
+    def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
+        """A user's label of a fetched page: its verdict is replaced by the
+        label in the path history and learnt once more by the corrections;
+        its siblings are re-scored now, the rest of the queue with the next
+        periodic re-score."""
+        remembered = self.fetched.get(key)
+        if remembered is None:
+            return {"learnt": False, "why": "the link learner does not remember this page (a seed, or long ago)"}
+        features, verdict = remembered
+        label = 1.0 if relevant else 0.0
+        before = self.learner.history.estimate(features.prior, features.cells)[0]
+        self.learner.relabel(features, verdict, label)
+        self.fetched.keep(key, (features, label))
+        after = self.learner.history.estimate(features.prior, features.cells)[0]
+        moved = self._rescore_siblings(features.cells)
+        self._since_rescore = max(self._since_rescore, self.rescore_every - 1)  # the whole queue soon
+        self._inc("focus/learner/user_labels")
+        return {"learnt": True, "verdict_was": round(verdict, 3), "label": label,
+                "sibling_estimate": [round(before, 4), round(after, 4)], "links_rescored": moved}
+
+    def describe_learning(self) -> dict[str, Any]:
+        learner = self.learner
+        history = learner.history
+        return {
+            "kind": "link learner", "judge": self.judge.name, "examples": learner.learned,
+            "dead_ends": learner.dead_ends, "rescores": self._rescores,
+            "trust": {"relevance": round(learner.relevance.trust, 3), "alive": round(learner.alive.trust, 3)},
+            "relevance_per_prior": round(history.scale, 4), "alive_rate": round(history.alive_rate, 4),
+            "sibling_groups": len(history.cells),
+            "top_features": [
+                {"token": token, "relevance": round(r, 4), "alive": round(a, 4)}
+                for token, r, a in learner.top_features(learner.featurizer.names, 12)
+            ],
+        }
 
     #: Other workers' experiences through Redis (FOCUS_LEARNER_SHARED).
     shared: SharedExperience | None = None
