@@ -37,7 +37,7 @@ test: setup lint
 # arguments recorded there (each script rewrites its own section).
 bench: setup
 	$(BIN)/python -m bench.frontier --sizes 10000,100000,1000000 --repeats 3
-	$(BIN)/python -m bench.throughput --corpus $(CORPUS) --pages 1000 --repeats 5 --long-pages 11000
+	$(BIN)/python -m bench.throughput --corpus $(CORPUS) --pages 1000 --repeats 7 --long-pages 11000
 
 clean:
 	rm -rf crawls .pytest_cache .mypy_cache .ruff_cache

@@ -9,7 +9,11 @@ costs per page.
   same order; what our scheduler, leases and outputs cost.
 * Best-first: our scheduler in score order against the same stock FIFO run.
 * Focused: the focused crawler (taxonomy classifier, soft focus) against
-  best-first.
+  best-first; the online link learner (query judge) against best-first.
+* Dashboard: best-first with the live dashboard and metrics served
+  (FOCUS_DASHBOARD_PORT) and ``/metrics`` scraped every second, as a
+  Prometheus would, against best-first without: CPU per page of the crawl
+  process.
 * The long run: one focused crawl with online learning and the distiller on,
   of --long-pages pages, its process CPU time read at every page: the last
   1,000 pages against the first 1,000 (no O(pages crawled) work per page).
@@ -22,11 +26,15 @@ fetched ÷ crawl time (summary.json).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from bench.common import ROOT, median, write_section
@@ -44,9 +52,15 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     "ours, FIFO (best-first scores computed)": ("bestfirst", ["-s", "FOCUS_FRONTIER_ORDER=fifo"]),
     "stock Scheduler, FIFO (same spider)": ("bestfirst", STOCK_FIFO),
     "ours, best-first": ("bestfirst", []),
-    "focused (taxonomy classifier, soft focus)": ("focused", ["-a", "model={model}", "-a", "good=course"]),
+    "focused (taxonomy classifier, soft focus)": (
+        "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUS_MODE=soft"]
+    ),
+    "link learner (query)": ("linklearner", []),
+    "best-first, dashboard and metrics scraped every second": (
+        "bestfirst", ["-s", "FOCUS_DASHBOARD_PORT=-1", "-s", "FOCUS_METRICS_LINGER=0"]
+    ),
 }
-OURS_FIFO, STOCK, BEST_FIRST, FOCUSED = CONFIGS
+OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, LEARNER, DASHBOARD = CONFIGS
 
 
 def train_model(corpus: Path, path: Path) -> None:
@@ -84,7 +98,19 @@ def classification_cost(corpus: Path, model_path: Path, pages: int, batch: int) 
     }
 
 
+def scrape_metrics(out: Path, done: threading.Event) -> None:
+    """Scrape the crawl's /metrics every second while it runs (a Prometheus)."""
+    while not done.is_set():
+        marker = out / "dashboard.json"
+        if marker.is_file():
+            with contextlib.suppress(OSError, ValueError):
+                url = json.loads(marker.read_text())["url"]
+                urllib.request.urlopen(url + "metrics", timeout=5).read()  # noqa: S310 (loopback)
+        done.wait(1.0 if marker.is_file() else 0.05)
+
+
 def crawl(spider: str, extra: list[str], proxy: str, pages: int, out: Path) -> dict[str, object]:
+    """One crawl; its summary, with the crawl process's CPU seconds."""
     command = [
         sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"seeds={','.join(WEBKB_DEPARTMENT_HOMES)}",
         "-a", f"query={QUERY}",
@@ -93,8 +119,18 @@ def crawl(spider: str, extra: list[str], proxy: str, pages: int, out: Path) -> d
         *[arg for name, value in LOOPBACK_SPEED.items() for arg in ("-s", f"{name}={value}")],
         *extra,
     ]
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=3600)  # noqa: S603
+    done = threading.Event()
+    scraper = threading.Thread(target=scrape_metrics, args=(out, done), daemon=True)
+    if "FOCUS_DASHBOARD_PORT=-1" in extra:
+        scraper.start()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=3600)  # noqa: S603
+    finally:
+        done.set()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary: dict[str, object] = json.loads((out / "summary.json").read_text())
+    summary["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return summary
 
 
@@ -134,8 +170,8 @@ def long_run(proxy: str, model: Path, pages: int, out: Path) -> dict[str, float]
     }
 
 
-def spread(values: list[float]) -> str:
-    return f"{min(values):.1f} / {median(values):.1f} / {max(values):.1f}"
+def spread(values: list[float], digits: int = 1) -> str:
+    return f"{min(values):.{digits}f} / {median(values):.{digits}f} / {max(values):.{digits}f}"
 
 
 def main() -> int:
@@ -148,6 +184,7 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     rates: dict[str, list[float]] = {name: [] for name in CONFIGS}
+    cpu: dict[str, list[float]] = {name: [] for name in CONFIGS}  # ms per page
     corpus = args.corpus.resolve()
     with ReplayProcess(str(corpus / "webkb.warc.gz")) as replay, tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "webkb.npz"
@@ -157,12 +194,16 @@ def main() -> int:
                 extra = [arg.format(model=model) for arg in template]
                 summary = crawl(spider, extra, replay.proxy_url, args.pages, Path(tmp) / f"{run}-{index}")
                 rates[name].append(float(summary["pages_per_second"]))  # type: ignore[arg-type]
-                print(f"run {run + 1}: {name}: {rates[name][-1]:.1f} pages/s", flush=True)
+                cpu[name].append(1000 * float(summary["cpu_seconds"]) / int(summary["pages_fetched"]))  # type: ignore[call-overload]
+                print(f"run {run + 1}: {name}: {rates[name][-1]:.1f} pages/s, {cpu[name][-1]:.2f} ms CPU/page", flush=True)
         long = long_run(replay.proxy_url, model, args.long_pages, Path(tmp) / "long") if args.long_pages else None
         costs = [classification_cost(corpus, model, args.classify_pages, 16) for _ in range(3)]
-    fifo, stock, best, focused = (median(rates[name]) for name in (OURS_FIFO, STOCK, BEST_FIRST, FOCUSED))
+    fifo, stock, best, focused, learner = (median(rates[n]) for n in (OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, LEARNER))
+    dashboard_cost = median(cpu[DASHBOARD]) / median(cpu[BEST_FIRST])
     cost = {key: median([c[key] for c in costs]) for key in costs[0]}
-    print(f"FIFO ours ÷ stock {fifo / stock:.2f}; best-first ÷ stock {best / stock:.2f}; focused ÷ best-first {focused / best:.2f}")
+    print(f"FIFO ours ÷ stock {fifo / stock:.2f}; best-first ÷ stock {best / stock:.2f}; focused ÷ best-first "
+          f"{focused / best:.2f}; link learner ÷ best-first {learner / best:.2f}; CPU per page with the dashboard and "
+          f"metrics ÷ without {dashboard_cost:.3f}")
     if long is not None:
         print(
             f"long run: {long['pages']:.0f} pages, CPU {long['first_ms']:.2f} ms/page (first 1,000) vs "
@@ -170,7 +211,8 @@ def main() -> int:
             f"{long['first_ok_ms']:.2f} vs {long['last_ok_ms']:.2f}: ratio {long['ratio_ok']:.2f}"
         )
     rows = "".join(
-        f"| {name} | {median(rates[name]):.1f} | {spread(rates[name])} | {', '.join(f'{r:.1f}' for r in rates[name])} |\n"
+        f"| {name} | {median(rates[name]):.1f} | {spread(rates[name])} | {', '.join(f'{r:.1f}' for r in rates[name])} "
+        f"| {median(cpu[name]):.2f} | {spread(cpu[name], 2)} |\n"
         for name in CONFIGS
     )
     long_text = ""
@@ -195,11 +237,15 @@ def main() -> int:
         "home pages, one replay server for all runs, runs alternating; the focused crawler's model is "
         "trained on the WebKB labels first (`scrapy train`), good = course. Stock = Scrapy's `Scheduler` "
         "with `ScrapyPriorityQueue` over `FifoMemoryQueue` (FIFO, the order ours has in FIFO mode).\n\n"
-        "| configuration | pages/s (median) | min / median / max | runs |\n|---|---:|---:|---|\n"
+        "| configuration | pages/s (median) | min / median / max | runs | CPU ms per page (median) "
+        "| min / median / max |\n|---|---:|---:|---|---:|---:|\n"
         f"{rows}\n"
         f"Ratios of medians: ours FIFO ÷ stock FIFO **{fifo / stock:.2f}** (target ≥ 0.95); "
         f"ours best-first ÷ stock FIFO **{best / stock:.2f}** (target ≥ 0.9); "
-        f"focused ÷ best-first **{focused / best:.2f}** (target ≥ 0.8).\n"
+        f"focused ÷ best-first **{focused / best:.2f}** (target ≥ 0.8); "
+        f"link learner ÷ best-first **{learner / best:.2f}** (target ≥ 0.8); "
+        f"CPU per page of best-first with the dashboard served and /metrics scraped every second ÷ without "
+        f"**{dashboard_cost:.3f}** (target ≤ 1.05; the spread of each in the table).\n"
         f"{long_text}\n"
         f"Classification cost per page (median of 3, {args.classify_pages} WebKB pages): "
         f"the analyzer alone (tokens, stoplist, stemming — best-first pays it too) {cost['analyzer']:.0f} µs; "

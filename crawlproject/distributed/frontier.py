@@ -308,8 +308,14 @@ class RedisFrontier:
             return
         self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
+        if keys is not None and (len(keys) <= _KEYS_ON_THE_REACTOR or self.in_thread is None):
+            self._rescore_keys(scorer, list(keys))  # a few: three round trips and a script call
+            return
         if keys is not None:
-            self._rescore_keys(scorer, list(keys))  # a few: one round trip each way
+            assert self.in_thread is not None
+            self.in_thread(self._rescore_keys, scorer, list(keys)).addErrback(
+                lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value)
+            )
             return
         if self.in_thread is None:
             self.round_trips += self._rescore_all(scorer)
@@ -457,6 +463,7 @@ class RedisFrontier:
 
 
 _FLUSH_SECONDS = 0.2
+_KEYS_ON_THE_REACTOR = 200  # a re-score of more keys than this runs in a thread
 #: Payload objects whose serialisation is remembered (a page's links share one).
 _PAYLOADS_REMEMBERED = 4096
 

@@ -60,6 +60,7 @@ N_HASHED = 2**18
 #: it was found on (links of one page share its fate)
 HISTORY_LEVELS = 5
 N_FEATURES = N_HASHED + 1  # and a bias
+_UNKNOWN = object()
 #: A correction is fully trusted once its recent loss is this share below the
 #: offsets' alone (fixed before any measurement).
 EARNED = 0.01
@@ -190,6 +191,7 @@ class PathHistory:
         self.relevance = 0.0
         self.dead = 0.0
         self.priors = 0.0  # summed priors of the links that led to pages
+        self._memo: dict[int, tuple[float, float, float] | None] = {}
 
     @property
     def scale(self) -> float:
@@ -209,21 +211,38 @@ class PathHistory:
         tries = self.pages + self.dead
         return (self.pages + 1) / (tries + 1) if self.dead else 1.0
 
-    def _chain(self, prior: float, cells: Sequence[int]) -> Iterator[tuple[int, list[float] | None, float, float]]:
-        """Down the sibling groups, coarsest first: each group's counts, and
-        the relevance and Pr(alive) expected of the link before that group."""
+    def _factors(self, cell: int) -> tuple[float, float, float] | None:
+        """What a sibling group does to an estimate: relevance × *ratio*,
+        Pr(alive) → *stay* + *keep* · Pr(alive) (remembered until the next
+        verdict changes the counts); None for a group with no evidence."""
+        if not cell:
+            return None
+        found = self._memo.get(cell, _UNKNOWN)
+        if found is _UNKNOWN:
+            counts = self.cells.get(cell)
+            if counts is None:
+                found = None
+            else:
+                pages, shown, expected, dead = counts
+                k, mean = self.strength, self.mean
+                ratio = (shown + k * mean) / (expected + k * mean) if mean > 0 else 1.0
+                found = (ratio, pages / (pages + dead + k), k / (pages + dead + k))
+            self._memo[cell] = found
+        return found  # type: ignore[return-value]
+
+    def _chain(self, prior: float, cells: Sequence[int]) -> Iterator[tuple[int, float, float]]:
+        """Down the sibling groups, coarsest first: each group, and the
+        relevance and Pr(alive) expected of the link before that group."""
         relevance = prior * self.scale
         alive = self.alive_rate
-        k, mean = self.strength, self.mean
         for cell in cells:
-            counts = self.cells.get(cell) if cell else None
-            yield cell, counts, relevance, alive
-            if counts is None:
-                continue
-            pages, shown, expected, dead = counts
-            relevance *= (shown + k * mean) / (expected + k * mean) if mean > 0 else 1.0
-            alive = (pages + k * alive) / (pages + dead + k)
-        yield 0, None, relevance, alive
+            yield cell, relevance, alive
+            factors = self._factors(cell)
+            if factors is not None:
+                ratio, stay, keep = factors
+                relevance *= ratio
+                alive = stay + keep * alive
+        yield 0, relevance, alive
 
     def estimate(self, prior: float, cells: Sequence[int]) -> tuple[float, float]:
         """E[relevance] and Pr(alive) of a link of *prior* under *cells*.
@@ -235,14 +254,15 @@ class PathHistory:
         >>> [tuple(round(x, 2) for x in history.estimate(0.1, [cell])) for cell in (7, 8, 9)]
         [(0.33, 0.88), (0.12, 0.58), (0.2, 0.75)]
         """
-        *_, (_, _, relevance, alive) = self._chain(prior, cells)
+        *_, (_, relevance, alive) = self._chain(prior, cells)
         return relevance, alive
 
     def observe(self, prior: float, cells: Sequence[int], relevance: float | None) -> None:
         """A link (of *prior*) under *cells* led to a page of *relevance*,
         or (None) to a dead end."""
         dead = relevance is None
-        expectations = [(cell, expected) for cell, _, expected, _ in self._chain(prior, cells) if cell]
+        expectations = [(cell, expected) for cell, expected, _ in self._chain(prior, cells) if cell]
+        self._memo.clear()  # the counts change: every group's factors may
         self.dead += dead
         if not dead:
             self.pages += 1
@@ -266,6 +286,7 @@ class PathHistory:
         (a user's label): every group it is in, and the crawl, take the
         difference."""
         self.relevance += new - old
+        self._memo.clear()
         for cell in cells:
             counts = self.cells.get(cell) if cell else None
             if counts is not None:
@@ -417,10 +438,21 @@ class LinkLearner:
 
     def offsets(self, links: Sequence[LinkFeatures]) -> tuple[np.ndarray, np.ndarray]:
         """Step 1 of each link: E[relevance] and Pr(alive) from its prior and
-        its sibling groups."""
-        estimates = [self.history.estimate(link.prior, link.cells) for link in links]
-        relevance = np.array([e[0] for e in estimates], dtype=float)
-        alive = np.array([e[1] for e in estimates], dtype=float)
+        its sibling groups (PathHistory.estimate, in one tight loop)."""
+        history = self.history
+        factors = history._factors  # noqa: SLF001 (the same class family: one loop, no generator)
+        start_alive = history.alive_rate
+        relevance = np.array([link.prior for link in links], dtype=float) * history.scale
+        alive = np.full(len(links), start_alive)
+        for row, link in enumerate(links):
+            ratio_product, probability = 1.0, start_alive
+            for cell in link.cells:
+                found = factors(cell)
+                if found is not None:
+                    ratio_product *= found[0]
+                    probability = found[1] + found[2] * probability
+            relevance[row] *= ratio_product
+            alive[row] = probability
         return relevance, alive
 
     def expected(self, links: Sequence[LinkFeatures]) -> tuple[np.ndarray, np.ndarray]:

@@ -14,10 +14,11 @@ and the crawl's own verdicts teach the correction.
 * **Learning.** When a page arrives, the link that led to it is an example
   of its relevance; a link that led to a dead end (4xx/5xx, a failed fetch)
   an example of a dead end. Examples are learnt in mini-batches
-  (FOCUS_LEARNER_BATCH), and every FOCUS_LEARNER_RESCORE_EVERY pages — more
-  pages apart as the queue grows, so that the cost per page stays flat —
-  every queued link the learner still remembers is re-scored with what was
-  learnt since (its directory's history included): raised *or* lowered.
+  (FOCUS_LEARNER_BATCH), and every FOCUS_LEARNER_RESCORE_EVERY pages — at
+  least a hundredth of the queue apart, so that the cost per page stays flat
+  as the queue grows — every queued link the learner still remembers is
+  re-scored with what was learnt since (its directory's history included):
+  raised *or* lowered.
 * **Exploration.** A fixed share of links (FOCUS_LEARNER_EXPLORE, chosen by
   a hash of the URL and FOCUS_RANDOM_SEED, so a crawl is repeatable) keep
   their prior on the learnt scale, ignoring the correction and the dead-end
@@ -58,7 +59,7 @@ from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -71,6 +72,10 @@ logger = logging.getLogger(__name__)
 #: How much the prior adds to a link's score: it orders links the learner
 #: scores alike (those it expects nothing of), and nothing else.
 PRIOR_TIE = 1e-6
+#: Verdicts between two re-scorings of their siblings: with a few downloads
+#: in flight a verdict waits a moment anyway, and siblings fetched one after
+#: another (a directory being crawled) re-score their queued siblings once.
+SIBLINGS_EVERY = 4
 
 
 class RelevanceJudge(Protocol):
@@ -174,10 +179,15 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
         self.fetched: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
+        #: pages whose fetch told its verdict: a link to one is never queued again
+        self.done: RecentMemory[str, None] = RecentMemory(memory)
         #: queued links by their closest sibling groups (own directory, page):
-        #: re-scored as soon as a sibling's fetch tells something
+        #: re-scored every few verdicts (SIBLINGS_EVERY) when a sibling's fetch tells something
         self.siblings: dict[int, set[str]] = {}
         self._since_rescore = 0
+        #: sibling groups whose history changed since their links were last re-scored
+        self._sibling_cells: set[int] = set()
+        self._since_siblings = 0
         self._rescores = 0
         self.pages = 0
 
@@ -267,6 +277,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self._outcome()
 
     def _learn(self, key: str, relevance: float | None) -> None:
+        self.done.keep(key, None)
         remembered = self.pending.pop(key, None)
         if remembered is not None:
             experience = Experience(remembered[0], relevance)
@@ -276,14 +287,14 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             self._inc("focus/learner/examples")
             if self.shared is not None:
                 self.shared.share(experience)
-            self._rescore_siblings(remembered[0].cells)
+            self._sibling_cells.update(remembered[0].cells[-2:])
 
-    def _rescore_siblings(self, cells: Sequence[int]) -> int:
+    def _rescore_siblings(self, cells: Iterable[int]) -> int:
         """The queued links of the same directory and page as a link just
         fetched, re-scored now: a dead end or a relevant page says most of
         its closest siblings."""
         affected: set[str] = set()
-        for cell in cells[-2:]:
+        for cell in cells:
             keys = self.siblings.get(cell)
             if keys:
                 keys.intersection_update(self.pending)  # forget what was fetched or forgotten
@@ -308,7 +319,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.learner.relabel(features, verdict, label)
         self.fetched.keep(key, (features, label))
         after = self.learner.history.estimate(features.prior, features.cells)[0]
-        moved = self._rescore_siblings(features.cells)
+        moved = self._rescore_siblings(features.cells[-2:])
         self._since_rescore = max(self._since_rescore, self.rescore_every - 1)  # the whole queue soon
         self._inc("focus/learner/user_labels")
         return {"learnt": True, "verdict_was": round(verdict, 3), "label": label,
@@ -356,6 +367,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             features.append(self.learner.featurizer.featurize(tokens, prior, sim, path_cells(link.key, page.key)))
         scores = self._scores([link.key for link in page.links], features)
         for link, found, score in zip(page.links, features, scores, strict=True):
+            if link.key in self.done:
+                continue  # fetched already: the frontier will not queue it, nothing to wait for
             kept = self.pending.get(link.key)
             if kept is None or score > kept[1]:  # the frontier keeps the better of two finds
                 self.pending.keep(link.key, (found, float(score)))
@@ -391,19 +404,25 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         """Every so many fetches (pages and dead ends), the queued links are
         re-scored (and a shared learner exchanges what it learnt)."""
         self._since_rescore += 1
+        self._since_siblings += 1
         if self.shared is not None and len(self.shared.outbox) >= self.learner.batch:
             self.shared.exchange()
-        if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // 400):
+        if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // 100):
             self.rescore()
+        elif self._since_siblings >= SIBLINGS_EVERY:
+            self._since_siblings = 0
+            cells, self._sibling_cells = self._sibling_cells, set()
+            self._rescore_siblings(sorted(cells))  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
 
     def rescore(self) -> None:
         """Every remembered queued link gets its score from what was learnt
         since it was queued (its directories' and host's history included)."""
         self.learner.flush()
-        self._since_rescore = 0
+        self._since_rescore = self._since_siblings = 0
+        self._sibling_cells.clear()  # the whole queue includes them
         if not self.pending or self.crawler is None:
             return
-        self._send_rescore(list(self.pending), keys_only=False)
+        self._send_rescore(list(self.pending), keys_only=True)  # only they can change: no scan of the queue
         self._rescores += 1
         self._inc("focus/learner/rescores")
 
