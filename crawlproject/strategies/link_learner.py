@@ -225,7 +225,9 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             from crawlproject.distributed.experience import SharedExperience
 
             spider_name = str(getattr(crawler.spidercls, "name", "crawl"))
-            strategy.shared = SharedExperience.from_crawler(crawler, strategy.learn_from_others, spider_name)
+            strategy.shared = SharedExperience.from_crawler(
+                crawler, strategy.learn_from_others, spider_name, strategy.learn_forwarded
+            )
             crawler.signals.connect(strategy.shared.final_exchange, signals.spider_closed)
         jobdir = job_dir(settings)
         if jobdir:
@@ -276,7 +278,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self._inc("focus/learner/dead_ends")
         self._outcome()
 
-    def _learn(self, key: str, relevance: float | None) -> None:
+    def _learn(self, key: str, relevance: float | None, forwarded: bool = False) -> None:
         self.done.keep(key, None)
         remembered = self.pending.pop(key, None)
         if remembered is not None:
@@ -288,6 +290,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             if self.shared is not None:
                 self.shared.share(experience)
             self._sibling_cells.update(remembered[0].cells[-2:])
+        elif self.shared is not None and not forwarded:
+            self.shared.forward(key, relevance)  # another worker queued it: it holds the features
 
     def _rescore_siblings(self, cells: Iterable[int]) -> int:
         """The queued links of the same directory and page as a link just
@@ -349,6 +353,18 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             self.learner.add(experience)
         self._inc("focus/learner/examples_from_workers", len(experiences))
 
+    def learn_forwarded(self, verdicts: list[tuple[str, float | None]]) -> None:
+        """Verdicts another worker forwarded on links this one may have
+        queued: those it holds are learnt (and shared) as its own."""
+        learnt = 0
+        for key, relevance in verdicts:
+            if key in self.pending:
+                self._learn(key, relevance, forwarded=True)
+                learnt += 1
+        if learnt:
+            self._inc("focus/learner/verdicts_from_workers", learnt)
+            self._outcome()
+
     # -- scores ---------------------------------------------------------------------
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
@@ -405,7 +421,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         re-scored (and a shared learner exchanges what it learnt)."""
         self._since_rescore += 1
         self._since_siblings += 1
-        if self.shared is not None and len(self.shared.outbox) >= self.learner.batch:
+        if self.shared is not None and self.shared.waiting() >= self.learner.batch:
             self.shared.exchange()
         if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // 100):
             self.rescore()
