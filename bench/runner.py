@@ -100,6 +100,8 @@ def run_crawl_job(
         "LOGSTATS_INTERVAL": "0",
         "LOG_LEVEL": "WARNING",
         "LOG_FILE": str(folder / "crawl.log"),
+        # near-duplicates off, as when the earlier figures were measured (a variant may ask for them)
+        "FOCUS_NEAR_DUPLICATES": "0",
         **dict(job.variant.settings),
         **(extra_settings or {}),
     }

@@ -79,6 +79,16 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_ROBOTSTXT_RETRY_AFTER": _float(300.0, 1),
     "FOCUS_ROBOTSTXT_MAX_BYTES": _int(512000, 1024),
     "FOCUS_ROBOTSTXT_MAX_CRAWL_DELAY": _float(30.0),
+    # Sitemaps (spiders.sitemaps): robots.txt's and the spider's, read into the frontier
+    "FOCUS_SITEMAPS": _bool(True),
+    "FOCUS_SITEMAP_MAX_BYTES": _int(50 * 1024 * 1024, 1024),
+    "FOCUS_SITEMAP_MAX_URLS": _int(50_000, 1),
+    "FOCUS_SITEMAP_MAX_DEPTH": _int(2),
+    # Near-duplicate pages (policy.near_duplicates): Jaccard threshold, 0 = off
+    "FOCUS_NEAR_DUPLICATES": _float(0.8, 0, 1),
+    "FOCUS_NEAR_DUPLICATES_PERMUTATIONS": _int(64, 2),
+    "FOCUS_NEAR_DUPLICATES_SHINGLE": _int(5, 1),
+    "FOCUS_NEAR_DUPLICATES_KEEP": _int(100_000, 1),
     # Page size and type (middlewares.pagesize)
     "FOCUS_MAX_PAGE_BYTES": _int(102400, 1024),
     # Frontier (frontier.scheduler)
@@ -88,12 +98,18 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),
     "FOCUS_BATCH_SIZE": _int(1, 1),
     "FOCUS_REPEATABLE": _bool(False),
+    # The seen set of fetched URLs (frontier.seen): exact, then a Bloom filter
+    "FOCUS_SEEN_EXACT_MAX": _int(1_000_000),
+    "FOCUS_SEEN_BLOOM_CAPACITY": _int(10_000_000, 1),
+    "FOCUS_SEEN_BLOOM_ERROR": _float(1e-4, 1e-9, 0.5),
     # The shared frontier on Redis (distributed)
     "FOCUS_REDIS_KEY": _str("%(spider)s:frontier"),
     "FOCUS_REDIS_LEASE_SECONDS": _float(120.0, 1),
     "FOCUS_REDIS_PREFETCH": _int(16, 1),
     "FOCUS_REDIS_BATCH": _int(256, 1),
     "FOCUS_REDIS_SEEDS_KEY": _str(),
+    "FOCUS_REDIS_IDLE_GRACE": _float(10.0, 0),
+    "FOCUS_REDIS_WAIT_FOR_SEEDS": _bool(False),
     "FOCUS_SHARED_POLITENESS": _bool(False),
     # Budgets (extensions.closespider)
     "FOCUS_OK_PAGECOUNT": _int(0),

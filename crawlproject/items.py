@@ -40,6 +40,7 @@ class PageItem(scrapy.Item):
     truncated = scrapy.Field()  # body cut at FOCUS_MAX_PAGE_BYTES
     last_modified = scrapy.Field()
     outlink_count = scrapy.Field()
+    near_duplicate_of = scrapy.Field()  # the page fetched before that this one nearly copies (its links are not followed)
     # Raw content, stripped before export:
     body = scrapy.Field()
     headers = scrapy.Field()  # list of (name, value) pairs, as received

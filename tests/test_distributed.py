@@ -189,7 +189,139 @@ def test_workers_learn_one_link_learner_through_redis(redis_server: RedisServer,
             others.append(int(found[1]) if found else 0)
     RedisFrontier(redis.Redis.from_url(redis_server.url), key, 1).clear()
     redis.Redis.from_url(redis_server.url).delete(f"{key}:experience")
-    assert all(count > 0 for count in own), own
+    assert own[0] > 0, own  # (a later worker may fetch only links an ended worker queued: see below)
     assert others == [0, own[0], own[0] + own[1]], (own, others)  # all of it, once
     keys = [r["canonical_url"] for i in range(3) for r in history(tmp_path / f"w{i}")]
     assert len(keys) == len(set(keys))
+
+
+#: A small synthetic web (tests/test_big_web.py): one of its small sites is
+#: crawled to the end, so the shared frontier runs dry.
+SMALL_WEB: dict[str, Any] = {"pages": 2000, "hosts": 30, "seed": 5, "no_sitemap_hosts": 1.0}
+
+
+def small_sites(web_options: dict[str, Any]) -> list[tuple[str, set[str]]]:
+    """The home page and the pages of each ordinary site of 40–150 pages."""
+    from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
+
+    options = dict(web_options)
+    pool = load_paragraphs(options.pop("paragraphs"))
+    web = SyntheticWeb(WebShape(**options), pool)
+    found = [(web.url(h, 0), set(web.pages_of(h))) for h in range(len(web.names))
+             if web.kind[h] == 0 and 40 <= web.size[h] <= 150]
+    assert len(found) >= 2, "the test web has too few small sites"
+    return found
+
+
+def web_options() -> dict[str, Any]:
+    from crawlproject.corpus.paragraphs import paragraph_file
+    from tests.conftest import CORPUS
+
+    return {**SMALL_WEB, "paragraphs": str(paragraph_file([CORPUS], ROOT / ".cache"))}
+
+
+def synthetic_worker(
+    proxy: str, redis_url: str, key: str, folder: Path, seed: str | None, **settings: Any
+) -> subprocess.Popen[bytes]:
+    merged = {
+        "FOCUS_REPLAY_PROXY": proxy, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key,
+        "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier", "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS": 8, "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder.with_suffix(".log")),
+        "FOCUS_STORE_PAGES": False, "ROBOTSTXT_OBEY": False, "SCHEDULER_PERSIST": False, **settings,
+    }
+    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", "query=programming", "-a", "scope=host"]
+    if seed:
+        command += ["-a", f"seeds={seed}"]
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
+
+
+def test_workers_whose_shared_frontier_runs_dry_end_by_themselves_after_the_grace_time(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    options = web_options()
+    home, pages = small_sites(options)[0]
+    key = "drained:frontier"
+    grace = 3
+    with ReplayProcess("", synthetic=options) as replay:
+        workers = [synthetic_worker(replay.proxy_url, redis_server.url, key, tmp_path / f"w{i}", home,
+                                    FOCUS_REDIS_IDLE_GRACE=grace)
+                   for i in range(3)]
+        for process in workers:
+            assert process.wait(timeout=120) == 0
+    fetched = [r["url"] for i in range(3) for r in history(tmp_path / f"w{i}") if r["status"] == 200]
+    assert len(fetched) == len(set(fetched))
+    assert len(set(fetched) & pages) >= 0.8 * len(pages)  # the site, crawled to its end (less its dead links)
+    for i in range(3):
+        log = (tmp_path / f"w{i}.log").read_text()
+        waited = re.search(r"has been empty, nothing leased, for (\d+) s: this worker ends", log)
+        assert waited is not None and int(waited[1]) >= grace, log[-2000:]
+        assert "'finish_reason': 'finished'" in log
+    assert not redis.Redis.from_url(redis_server.url).exists(f"{key}:queue", f"{key}:leases")  # not persisted
+
+
+def test_a_worker_told_to_wait_for_seeds_stays_for_the_next_one(redis_server: RedisServer, tmp_path: Path) -> None:
+    options = web_options()
+    (first, _), (second, _) = small_sites(options)[:2]
+    client = redis.Redis.from_url(redis_server.url)
+    seeds_key = "waiting:start_urls"
+    client.lpush(seeds_key, first)
+    folder = tmp_path / "w"
+    log = folder.with_suffix(".log")
+    waiting = "Idle: waiting for seeds pushed to waiting:start_urls"
+    with ReplayProcess("", synthetic=options) as replay:
+        process = synthetic_worker(replay.proxy_url, redis_server.url, "waiting:frontier", folder, None,
+                                   FOCUS_REDIS_SEEDS_KEY=seeds_key, FOCUS_REDIS_WAIT_FOR_SEEDS=True,
+                                   FOCUS_REDIS_IDLE_GRACE=0, LOG_LEVEL="INFO")
+        try:
+            wait_for(lambda: waiting in read(log), process, 120)
+            # Drained, past its grace (0 s), and still there: a seed pushed now is crawled.
+            client.lpush(seeds_key, second)
+            wait_for(lambda: f'"url": "{second}"' in read(folder / "history.jsonl"), process, 120)
+            wait_for(lambda: read(log).count(waiting) == 2, process, 120)  # drained again: waits again
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0
+    assert f'"url": "{first}"' in read(folder / "history.jsonl")
+
+
+def test_a_worker_forwards_its_verdicts_on_links_another_worker_queued(redis_server: RedisServer, tmp_path: Path) -> None:
+    """Only the worker that queued a link holds its features: a worker that
+    fetches it forwards the verdict, and the holder learns it as its own."""
+    key = "forward:frontier"
+    settings = {"FOCUS_LEARNER_SHARED": True, "FOCUS_LEARNER_BATCH": 8, "LOG_LEVEL": "INFO"}
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        holder = worker(replay.proxy_url, redis_server.url, key, tmp_path / "holder", 2000, "linklearner", **settings)
+        try:
+            wait_for(lambda: len(read(tmp_path / "holder" / "history.jsonl").splitlines()) >= 20, holder, 120)
+            fetcher = worker(replay.proxy_url, redis_server.url, key, tmp_path / "fetcher", 40, "linklearner",
+                             **settings)
+            assert fetcher.wait(timeout=300) == 0
+            assert holder.poll() is None, "the first worker ended before the second: nobody to forward to"
+        finally:
+            holder.send_signal(signal.SIGTERM)
+            assert holder.wait(timeout=120) == 0
+    RedisFrontier(redis.Redis.from_url(redis_server.url), key, 1).clear()
+    redis.Redis.from_url(redis_server.url).delete(f"{key}:experience")
+
+    def stat(name: str, log: str) -> int:
+        found = re.search(rf"'focus/learner/{name}': (\d+)", read(tmp_path / f"{log}.log"))
+        return int(found[1]) if found else 0
+
+    forwarded = stat("verdicts_forwarded", "fetcher")
+    assert forwarded > 0  # it fetched links the holder queued
+    assert 0 < stat("verdicts_from_workers", "holder") <= forwarded
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def wait_for(condition: Any, process: subprocess.Popen[bytes], seconds: float) -> None:
+    """Poll *condition* until it holds (the process must stay alive meanwhile)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, "the worker ended"
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)

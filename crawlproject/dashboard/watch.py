@@ -34,6 +34,7 @@ class CrawlWatch:
         self.fetched = 0
         self.ok = 0
         self.dead = 0
+        self.near_duplicates = 0  # pages that nearly copy one fetched before (policy.near_duplicates)
         self.relevance_sum = 0.0
         self.judged_relevant = 0  # relevance ≥ 0.5 by the crawl's own judge
         self.labelled_relevant = 0  # by FOCUS_LABELS
@@ -63,6 +64,9 @@ class CrawlWatch:
             return
         self.ok += 1
         self.fetched_keys.add(url)
+        if item.get("near_duplicate_of"):
+            self.near_duplicates += 1
+            return  # a copy of a page fetched before brings nothing new
         relevance = item.get("relevance")
         if relevance is not None and math.isfinite(relevance):
             self.relevance_sum += relevance
@@ -114,6 +118,7 @@ class CrawlWatch:
             ("host cap", "frontier/host_cap"), ("links cut", "focus/page/links_cut_pages"),
             ("repeated segments", "focus/url_refused/repeated_segments"),
         )}
+        traps["near-duplicates"] = self.near_duplicates
         return {
             "worker": self.worker,
             "elapsed": round(now - self.started, 1),

@@ -21,7 +21,11 @@ round trip per request:
   renewed while its worker lives and acknowledged when its page is
   processed; a worker killed with SIGKILL loses nothing: its leases expire
   and the next pop of any worker puts the URLs back in the queue;
-* a payload is stored once for all the URLs that share it (a page's links).
+* a payload is stored once for all the URLs that share it (a page's links);
+* a worker ends by itself once the shared frontier has stayed empty, with
+  nothing leased by any worker, for ``FOCUS_REDIS_IDLE_GRACE`` seconds (a
+  worker never waits forever for work that cannot come: scrapy-redis's
+  spiders do), unless ``FOCUS_REDIS_WAIT_FOR_SEEDS`` keeps it for seeds.
 
 Worker-local: the prefetched URLs, the push buffer, the strategy's state
 (see docs/distributed.md).
@@ -37,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import xxhash
 from redis.exceptions import NoScriptError
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task, threads
 
 from crawlproject import config
@@ -112,6 +118,8 @@ class RedisFrontier:
         self._next_scorer: Callable[[str, float, Any], float] | None = None
         self._closing = False
         self._last_send = 0.0
+        self.idle_grace = 0.0  # seconds the frontier must stay drained before this worker ends
+        self._drained_since: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -119,7 +127,7 @@ class RedisFrontier:
 
         settings = crawler.settings
         spider = crawler.spider
-        return cls(
+        frontier = cls(
             server=get_redis_from_settings(settings),
             key=redis_key(settings, spider.name if spider else "crawl"),
             max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX"),
@@ -134,6 +142,9 @@ class RedisFrontier:
             stats=crawler.stats,
             in_thread=threads.deferToThread,
         )
+        frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
+        crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
+        return frontier
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -409,6 +420,25 @@ class RedisFrontier:
         """Every key leased by any worker (for inspection and tests)."""
         values = self.server.hvals(f"{self.key}:leased")
         return {parse_entry(value.decode().split("\0", 1)[1])[0] for value in values}
+
+    def _spider_idle(self) -> None:
+        """The worker has nothing to do: it ends only once the shared frontier
+        has stayed drained (nothing queued, nothing leased by anyone) for the
+        grace time; work may still come from a page another worker is
+        processing, or a lease that lapses."""
+        if self._closing:
+            return
+        self.flush()
+        if self._count_pending() or self._prefetched:
+            self._drained_since = None
+            raise DontCloseSpider
+        now = time.monotonic()
+        if self._drained_since is None:
+            self._drained_since = now
+        if now - self._drained_since < self.idle_grace:
+            raise DontCloseSpider
+        logger.info("The shared frontier %s has been empty, nothing leased, for %.0f s: this worker ends",
+                    self.key, now - self._drained_since)
 
     # -- internals -------------------------------------------------------------------
 

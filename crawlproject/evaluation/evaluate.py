@@ -72,7 +72,9 @@ def read_crawl(folder: Path) -> Crawl:
     with (folder / "history.jsonl").open(encoding="utf-8") as f:
         for line in f:
             record = json.loads(line)
-            fetches.append(Fetch(record["canonical_url"], record.get("status") == 200))
+            # a near-copy of a page fetched before costs a fetch and brings nothing new
+            url = "" if record.get("near_duplicate_of") else record["canonical_url"]
+            fetches.append(Fetch(url, record.get("status") == 200))
     return Crawl(folder, str(summary["topic_id"]), int(summary["task"]), summary["strategy"], fetches)
 
 

@@ -125,6 +125,7 @@ class CrawlProgress:
         self.status_counts[str(status) if status is not None else "failed"] += 1
         if status == 200:
             self.ok_pages += 1
+        if status == 200 and not item.get("near_duplicate_of"):  # a copy of a page fetched before brings nothing new
             if self.labels is not None:
                 category = self.labels.get(item.get("canonical_url", ""))
                 if is_relevant(category, self.relevant):
@@ -185,6 +186,13 @@ class CrawlProgress:
         }
         if focused:
             result["focused"] = dict(sorted(focused.items()))
+        for section in ("sitemap", "near_duplicates"):  # what sitemaps gave; mirrors and copies met
+            found = {
+                key.removeprefix(f"focus/{section}/"): value
+                for key, value in stats.get_stats().items() if key.startswith(f"focus/{section}/")
+            }
+            if found:
+                result[section + ("s" if section == "sitemap" else "")] = dict(sorted(found.items()))
         if self.labels is not None:
             result["relevant_categories"] = list(self.relevant)
             result["relevant_pages"] = self.relevant_pages

@@ -42,6 +42,7 @@ from crawlproject.frontier.items import (
     split_origin,
 )
 from crawlproject.frontier.journal import FrontierJournal
+from crawlproject.frontier.seen import SeenSet
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -79,6 +80,7 @@ class MemoryFrontier:
         jobdir: str | Path | None = None,
         stats: StatsCollector | None = None,
         host_cap: int = 0,
+        seen: tuple[int, int, float] = (1_000_000, 10_000_000, 1e-4),
     ):
         if max_size < 1:
             raise ValueError(f"max_size must be ≥ 1, got {max_size}")
@@ -90,6 +92,7 @@ class MemoryFrontier:
         self.jobdir = Path(jobdir) if jobdir else None
         self.stats = stats
         self.host_cap = host_cap  # at most this many pages fetched per origin (0: no cap)
+        self.seen = seen  # the seen set: exact up to, Bloom capacity, Bloom error (frontier.seen)
         self._clear()
 
     @classmethod
@@ -104,13 +107,17 @@ class MemoryFrontier:
             jobdir=job_dir(settings),
             stats=crawler.stats,
             host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST"),
+            seen=(
+                config.get_int(settings, "FOCUS_SEEN_EXACT_MAX"), config.get_int(settings, "FOCUS_SEEN_BLOOM_CAPACITY"),
+                config.get_float(settings, "FOCUS_SEEN_BLOOM_ERROR"),
+            ),
         )
 
     def _clear(self) -> None:
         self._tables = ItemTables()
         self._entries: dict[int, bytes] = {}  # fingerprint → queued item
         self._leased: dict[int, bytes] = {}  # fingerprint → leased item
-        self._fetched: set[int] = set()
+        self._fetched = SeenSet(*self.seen)
         self._refused: set[int] = set()  # fingerprints of URLs (as found) refused by policy
         self._host_fetched: dict[int, int] = {}  # origin index → pages fetched (the host cap)
         self._seq = 0
@@ -314,7 +321,8 @@ class MemoryFrontier:
 
     def _load(self, state: dict[str, Any]) -> None:
         self._tables.load(state["origins"], state["payloads"], state["items"])
-        self._fetched = set(state["fetched"])
+        self._fetched = SeenSet(*self.seen)
+        self._fetched.update(state["fetched"])
         self._host_fetched = dict(state["host_fetched"])
         self._refused = set(state["refused"])
         seq = -1

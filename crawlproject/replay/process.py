@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import json
 import logging
 import os
 import select
@@ -13,6 +14,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crawlproject.replay.server import Archive
 
 logger = logging.getLogger(__name__)
 
@@ -25,18 +30,17 @@ class ReplayError(RuntimeError):
 
 def serve_forever(
     warc: str, port: int, robots: str = "", latency_ms: float = 0.0, access_log: str = "", faults: str = "",
-    as_of: str = "",
+    as_of: str = "", synthetic: dict[str, Any] | None = None,
 ) -> int:
-    """Index *warc*, listen on 127.0.0.1:*port* and serve until stopped."""
+    """Index *warc* — or generate the web *synthetic* describes (its shape's
+    fields, and ``paragraphs``: the pool file) — listen on 127.0.0.1:*port*
+    and serve until stopped."""
     from twisted.internet import reactor
 
-    from crawlproject.replay.archive import ArchiveError, WarcArchive, parse_time
+    from crawlproject.replay.archive import parse_time
     from crawlproject.replay.faults import FaultRules
     from crawlproject.replay.server import ReplayFactory, RobotsRules, listen
 
-    if not Path(warc).is_file():
-        print(f"replay: no such file: {warc}", file=sys.stderr)
-        return 2
     try:
         rules = RobotsRules.from_file(robots or None)
         fault_rules = FaultRules.from_file(faults or None)
@@ -46,16 +50,16 @@ def serve_forever(
         return 2
     started = time.monotonic()
     try:
-        archive = WarcArchive(warc)
-    except ArchiveError as exc:
+        archive = _open_archive(warc, synthetic)
+    except ValueError as exc:  # ArchiveError, SyntheticError
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     log = open(access_log, "a", buffering=1, encoding="utf-8") if access_log else None  # noqa: SIM115
     factory = ReplayFactory(archive, rules, latency_ms=latency_ms, access_log=log, faults=fault_rules, as_of=clock)
     bound = listen(factory, port)
     logger.info(
-        "Replaying %d responses from %s on 127.0.0.1:%d (indexed in %.1fs)",
-        len(archive), warc, bound, time.monotonic() - started,
+        "Replaying %d responses from %s on 127.0.0.1:%d (ready in %.1fs)",
+        len(archive), warc or "a synthetic web", bound, time.monotonic() - started,
     )
     print(f"{READY_PREFIX} port={bound} responses={len(archive)}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: reactor.callFromThread(reactor.stop))  # type: ignore
@@ -63,6 +67,31 @@ def serve_forever(
     if log is not None:
         log.close()
     return 0
+
+
+def _open_archive(warc: str, synthetic: dict[str, Any] | None) -> Archive:
+    from crawlproject.replay.archive import WarcArchive
+
+    if synthetic is not None:
+        from crawlproject.replay.synthetic import (
+            SyntheticError,
+            SyntheticWeb,
+            WebShape,
+            load_paragraphs,
+        )
+
+        options = dict(synthetic)
+        paragraphs = options.pop("paragraphs", "")
+        if not paragraphs:
+            raise SyntheticError("a synthetic web needs a paragraph file (--paragraphs)")
+        try:
+            shape = WebShape(**options)
+        except TypeError as exc:
+            raise SyntheticError(f"bad synthetic web shape: {exc}") from None
+        return SyntheticWeb(shape, load_paragraphs(paragraphs))
+    if not Path(warc).is_file():
+        raise ValueError(f"no such file: {warc}")
+    return WarcArchive(warc)
 
 
 class ReplayProcess:
@@ -77,8 +106,17 @@ class ReplayProcess:
         startup_timeout: float = 120.0,
         faults: str = "",
         as_of: str = "",
+        synthetic: dict[str, Any] | None = None,
     ):
-        command = [sys.executable, "-m", "crawlproject.replay", "--warc", warc, "--port", "0"]
+        command = [sys.executable, "-m", "crawlproject.replay", "--port", "0"]
+        if synthetic is not None:
+            options = dict(synthetic)
+            command += [
+                "--synthetic", str(options.pop("pages")), "--paragraphs", str(options.pop("paragraphs")),
+                "--synthetic-seed", str(options.pop("seed", 1)), "--synthetic-shape", json.dumps(options),
+            ]
+        else:
+            command += ["--warc", warc]
         if as_of:
             command += ["--as-of", as_of]
         if faults:
@@ -128,16 +166,22 @@ class ReplayProcess:
 
     def clock(self, moved_to: str | float | None = None) -> dict[str, object]:
         """The replay's clock (``/_replay/clock``); with *moved_to*, move it there first."""
-        import json
         import urllib.parse
+
+        if moved_to is None:
+            return self._control("clock")
+        return self._control("clock?" + urllib.parse.urlencode({"t": str(moved_to)}), post=True)
+
+    def synthetic(self) -> dict[str, object]:
+        """What the synthetic web served holds (``/_replay/synthetic``)."""
+        return self._control("synthetic")
+
+    def _control(self, path: str, post: bool = False) -> dict[str, object]:
+        import urllib.error
         import urllib.request
 
-        address = f"{self.proxy_url}/_replay/clock"
-        data = None
-        if moved_to is not None:
-            address += "?" + urllib.parse.urlencode({"t": str(moved_to)})
-            data = b""
-        request = urllib.request.Request(address, data=data, method="POST" if data is not None else "GET")  # noqa: S310
+        address = f"{self.proxy_url}/_replay/{path}"
+        request = urllib.request.Request(address, data=b"" if post else None, method="POST" if post else "GET")  # noqa: S310
         # Straight to the replay, never through an environment proxy.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:

@@ -35,7 +35,7 @@ import logging
 import time
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from cryptography import x509
@@ -47,7 +47,7 @@ from twisted.internet import reactor, task
 from twisted.internet.ssl import CertificateOptions
 from twisted.web import http
 
-from crawlproject.replay.archive import WarcArchive, format_time, parse_time
+from crawlproject.replay.archive import format_time, parse_time
 from crawlproject.replay.faults import HTML, FaultRules, Rule, content
 
 if TYPE_CHECKING:
@@ -60,6 +60,23 @@ _NOT_FOUND_BODY = b"<html><body><h1>404 Not in archive</h1></body></html>"
 CONTROL_PATH = "/_replay/"
 #: Headers a 304 carries over from the 200 it stands for (RFC 9110 §15.4.5).
 _NOT_MODIFIED_HEADERS = frozenset({"etag", "last-modified", "date", "cache-control", "expires", "vary", "content-location"})
+
+
+class Archive(Protocol):
+    """What the replay answers from: a WARC (crawlproject.replay.archive) or
+    a generated web (crawlproject.replay.synthetic)."""
+
+    dated: bool  #: versions have dates: the clock chooses among them
+    first_date: float
+    last_date: float
+
+    def lookup(self, url: str, as_of: float | None = None) -> ArchivedResponse | None:
+        """The response archived for *url* (as of a time), None if there is none."""
+        ...
+
+    def __len__(self) -> int:
+        """Number of responses (pages) it can answer."""
+        ...
 
 
 class RobotsRules:
@@ -196,6 +213,10 @@ class ReplayRequest(http.Request):
     def _control(self, factory: ReplayFactory) -> None:
         """``/_replay/clock``: read (GET) or move (POST/PUT ``?t=TIME``) the clock."""
         parts = urlsplit(self.uri.decode("latin-1"))
+        describe = getattr(factory.archive, "describe", None)
+        if parts.path == CONTROL_PATH + "synthetic" and describe is not None:
+            self._send_json(200, describe())
+            return
         if parts.path != CONTROL_PATH + "clock":
             self._send_json(404, {"error": f"no such control: {parts.path}"})
             return
@@ -310,7 +331,7 @@ class ReplayFactory(http.HTTPFactory):
 
     def __init__(
         self,
-        archive: WarcArchive,
+        archive: Archive,
         robots: RobotsRules,
         latency_ms: float = 0.0,
         access_log: IO[str] | None = None,

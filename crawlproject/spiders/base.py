@@ -34,8 +34,10 @@ from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.output import crawl_output
 from crawlproject.items import PageItem
+from crawlproject.policy.near_duplicates import NearDuplicates
 from crawlproject.policy.scope import CrawlScope
 from crawlproject.spiders.seeds import RedisSeedsMixin
+from crawlproject.spiders.sitemaps import SitemapsMixin
 from crawlproject.strategies import strategy_class
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
@@ -99,7 +101,7 @@ class ArgumentsMixin:
         return known
 
 
-class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
+class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not offer it."""
 
     strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
@@ -109,6 +111,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
     crawl_scope: CrawlScope = CrawlScope()
     strategy: CrawlStrategy
     max_links_per_page = 0
+    near_duplicates: NearDuplicates | None = None
 
     def __init__(
         self,
@@ -116,6 +119,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
         seeds: str | None = None,
         follow_links: str | bool = True,
         scope: str | None = None,
+        sitemaps: str | None = None,
         **kwargs: Any,
     ):
         self._check_arguments(kwargs)
@@ -129,6 +133,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
         self.query = query if query is not None else type(self).query
         self.seed_urls = self._read_seeds(seeds)
         self._scope_argument = scope  # -a scope=any|domain|host; FOCUS_SCOPE otherwise
+        self._sitemaps_argument = sitemaps  # -a sitemaps=URL,…: read from the start (spiders.sitemaps)
         self._fetch_order = count(1)
 
     @classmethod
@@ -143,8 +148,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider._open_redis_seeds(crawler)
+        spider._open_sitemaps(crawler, spider._sitemaps_argument)
         spider.crawl_scope = CrawlScope.from_settings(settings, spider.seed_urls, spider._scope_argument)
-        if not spider.seed_urls and spider.redis_seeds is None:
+        if not spider.seed_urls and spider.redis_seeds is None and not spider.start_sitemaps:
             raise SettingsError(
                 f"spider {spider.name!r} has no seeds: pass -a seeds=URL[,URL…] or -a seeds=FILE "
                 "(one URL per line), give the spider class seeds or start_urls, or a Redis list "
@@ -158,6 +164,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
         output = crawl_output(spider, settings)
         spider._fetch_order = count(output.next_order)
         spider.max_links_per_page = config.get_int(settings, "FOCUS_MAX_LINKS_PER_PAGE")
+        spider.near_duplicates = NearDuplicates.from_settings(settings)
         return spider
 
     def _topic(self) -> Topic:
@@ -166,6 +173,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
             yield self._seed(url)
+        for sitemap in self._sitemap_requests():
+            self.crawl_scope.add_seed(sitemap.url)  # a sitemap given is a seed of its host
+            yield sitemap
         async for request in self._redis_start():
             yield request
 
@@ -197,13 +207,17 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
     def _outputs(self, response: Response, page: Page) -> Iterator[Any]:
         """The page's item, then a scored Request per link to follow."""
         ok = 200 <= response.status < 300
+        copy_of = self._near_duplicate_of(page) if ok else None
         relevance = self.strategy.page_relevance(page) if ok else None
         if not ok:
             self.strategy.dead_end(page.key, page.meta, response.status)
-        links = page.links if ok else []
+        links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
-        yield PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
+        item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
+        if copy_of is not None:
+            item["near_duplicate_of"] = copy_of
+        yield item
         if follow:
             # What every child inherits: its parent, and the strategy's state.
             inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, relevance)}
@@ -218,6 +232,16 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, Spider):
                 {keys.SCORE: promotion.score, keys.PARENT: promotion.source, keys.PROMOTED_BY: promotion.source},
                 promotion.key,
             )
+
+    def _near_duplicate_of(self, page: Page) -> str | None:
+        """The page fetched before that *page* nearly copies (FOCUS_NEAR_DUPLICATES)."""
+        if self.near_duplicates is None:
+            return None
+        original = self.near_duplicates.check(page.key, page.text)
+        if original is not None:
+            assert self.crawler is not None and self.crawler.stats is not None
+            self.crawler.stats.inc_value("focus/near_duplicates/pages")
+        return original
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
         """A fetch that failed (dead host, timeout): recorded, never raised."""

@@ -5,6 +5,7 @@ seed checked by the same admission rule as every link."""
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
+from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.distributed.seeds import RedisSeeds
 from crawlproject.policy.admission import refusal
@@ -69,6 +71,9 @@ def check_seed(url: str, network: NetworkPolicy | None = None) -> None:
         )
 
 
+logger = logging.getLogger(__name__)
+
+
 class SeedsMixin:
     """Seeds from the argument, else the class's ``seeds``, else ``start_urls``."""
 
@@ -99,7 +104,8 @@ class SeedsMixin:
 class RedisSeedsMixin(SeedsMixin):
     """Seeds popped from a Redis list while the crawl runs: ``-a redis_key=…``
     or ``FOCUS_REDIS_SEEDS_KEY``. An idle worker takes more, and closes when
-    the list is empty."""
+    the list is empty (after the shared frontier's grace time), unless
+    ``FOCUS_REDIS_WAIT_FOR_SEEDS`` keeps it waiting for seeds."""
 
     #: A Redis list to read seeds from (crawlproject.distributed.seeds).
     redis_key: ClassVar[str] = ""
@@ -107,6 +113,8 @@ class RedisSeedsMixin(SeedsMixin):
 
     def _open_redis_seeds(self, crawler: Crawler) -> None:
         self.redis_seeds = RedisSeeds.for_spider(self, crawler.settings)  # type: ignore[arg-type]
+        self.wait_for_seeds = config.get_bool(crawler.settings, "FOCUS_REDIS_WAIT_FOR_SEEDS")
+        self._waiting_logged = False
         if self.redis_seeds is not None:
             crawler.signals.connect(self._more_redis_seeds, signals.spider_idle)
 
@@ -121,8 +129,15 @@ class RedisSeedsMixin(SeedsMixin):
         if self.redis_seeds is None or engine is None:
             return
         urls = self.redis_seeds.pop()
+        if urls:
+            self._waiting_logged = False
         for url in urls:
             if refusal(without_fragment(url)) is None:
                 engine.crawl(self._seed(url))
         if urls:
+            raise DontCloseSpider
+        if self.wait_for_seeds:
+            if not self._waiting_logged:
+                self._waiting_logged = True
+                logger.info("Idle: waiting for seeds pushed to %s (FOCUS_REDIS_WAIT_FOR_SEEDS)", self.redis_seeds.key)
             raise DontCloseSpider

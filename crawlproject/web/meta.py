@@ -37,6 +37,8 @@ AGENT = "focus_agent"
 
 #: A robots.txt fetch of the robots middleware (never counted as a page).
 ROBOTSTXT = "focus_robotstxt"
+#: A sitemap fetch (spiders.sitemaps): how many sitemap indexes led to it.
+SITEMAP = "focus_sitemap"
 #: Read at most this many bytes of the response (overrides the page-size cut).
 MAX_BYTES = "focus_max_bytes"
 #: Accept any content type (robots.txt is text/plain).
