@@ -301,7 +301,9 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         for cell in cells:
             keys = self.siblings.get(cell)
             if keys:
-                keys.intersection_update(self.pending)  # forget what was fetched or forgotten
+                # Forget what was fetched or forgotten: a look-up per sibling (an
+                # intersection with the pending mapping would walk all of it).
+                keys.difference_update([key for key in keys if key not in self.pending])
                 affected |= keys
                 if not keys:
                     del self.siblings[cell]
