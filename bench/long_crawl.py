@@ -40,6 +40,7 @@ from crawlproject.replay import LOOPBACK_SPEED
 from crawlproject.replay.process import ReplayProcess
 
 WINDOW = 10_000
+RESULTS = ROOT / "bench" / "results" / "long-crawl"
 QUERY = "function reference manual example"
 CORPORA = [ROOT.parent / "shared/corpora/webkb", ROOT.parent / "shared/corpora/phpdoc-evolving"]
 
@@ -151,37 +152,43 @@ def main() -> int:
                         help="spiders to run, each with its own page budget as spider:pages if given")
     parser.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench" / "long-crawl",
                         help="crawl folders and JOBDIRs (kept: the same command resumes)")
+    parser.add_argument("--report", action="store_true",
+                        help="only write the section from the spiders' results recorded so far")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    paragraphs = paragraph_file([c for c in CORPORA if c.is_dir()], ROOT / ".cache")
-    results = []
-    synthetic = {"pages": args.web_pages, "seed": args.web_seed, "paragraphs": str(paragraphs)}
-    with ReplayProcess("", synthetic=synthetic) as replay:
-        described = replay.synthetic()
-        seeds = list(described["seeds"])  # type: ignore[call-overload]
-        print(f"synthetic web: {described['pages']:,} pages on {described['hosts']:,} hosts "
-              f"({described['host_kinds']})", flush=True)
-        for given in args.spiders.split(","):
-            spider, _, budget = given.partition(":")
-            started = time.monotonic()
-            result = crawl(spider, replay.proxy_url, seeds, int(budget or args.pages), args.work / spider)
-            result["wall_seconds"] = time.monotonic() - started
-            results.append(result)
-            rates = ", ".join(f"{r:.0f}" for r in result["windows"])
-            print(f"{spider}: {result['pages']:,} pages; pages/s per {WINDOW:,}: {rates}; last/first "
-                  f"{result['ratio']:.2f}; RSS at ¼ ½ ¾ end: "
-                  f"{', '.join(f'{q:.0f}' for q in result['rss_quarters_mb'])} MiB", flush=True)
-    results_dir = ROOT / "bench" / "results" / "long-crawl"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / "long-crawl.json").write_text(json.dumps({"web": described, "results": results}, indent=1),
-                                                encoding="utf-8")
-    plot(results, args.work, results_dir / "long-crawl.png")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if not args.report:
+        paragraphs = paragraph_file([c for c in CORPORA if c.is_dir()], ROOT / ".cache")
+        synthetic = {"pages": args.web_pages, "seed": args.web_seed, "paragraphs": str(paragraphs)}
+        with ReplayProcess("", synthetic=synthetic) as replay:
+            described = replay.synthetic()
+            seeds = list(described["seeds"])  # type: ignore[call-overload]
+            print(f"synthetic web: {described['pages']:,} pages on {described['hosts']:,} hosts "
+                  f"({described['host_kinds']})", flush=True)
+            for given in args.spiders.split(","):
+                spider, _, budget = given.partition(":")
+                started = time.monotonic()
+                result = crawl(spider, replay.proxy_url, seeds, int(budget or args.pages), args.work / spider)
+                result["wall_seconds"] = time.monotonic() - started
+                result["web"] = described
+                result["command"] = (f"--pages {args.pages} --web-pages {args.web_pages} --spiders {given}")
+                (RESULTS / f"{spider}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+                rates = ", ".join(f"{r:.0f}" for r in result["windows"])
+                print(f"{spider}: {result['pages']:,} pages; pages/s per {WINDOW:,}: {rates}; last/first "
+                      f"{result['ratio']:.2f}; RSS at ¼ ½ ¾ end: "
+                      f"{', '.join(f'{q:.0f}' for q in result['rss_quarters_mb'])} MiB", flush=True)
+    results = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(RESULTS.glob("*.json"))
+               if path.name != "long-crawl.json"]
+    if not results:
+        raise SystemExit(f"no long crawl recorded in {RESULTS}")
+    plot(results, args.work, RESULTS / "long-crawl.png")
     if not args.no_write:
-        write_section("long-crawl", report(args, described, results))
+        write_section("long-crawl", report(results))
     return 0
 
 
-def report(args: argparse.Namespace, described: dict[str, Any], results: list[dict[str, Any]]) -> str:
+def report(results: list[dict[str, Any]]) -> str:
+    described = results[0]["web"]
     rows = []
     for r in results:
         quarters = " / ".join(f"{q:.0f}" for q in r["rss_quarters_mb"])
@@ -200,9 +207,9 @@ def report(args: argparse.Namespace, described: dict[str, Any], results: list[di
             + (f" Seen set: “{r['seen_log'][0].split('] ', 1)[-1]}”" if r["seen_log"] else "")
         )
     kinds = ", ".join(f"{v:,} {k}" for k, v in described["host_kinds"].items())
+    commands = "; ".join(f"`.venv/bin/python -m bench.long_crawl {r['command']}`" for r in results)
     return (
-        f"`.venv/bin/python -m bench.long_crawl --pages {args.pages} --web-pages {args.web_pages} "
-        f"--spiders {args.spiders}` — one crawl per spider of the synthetic web "
+        f"{commands} (then `--report`) — one crawl per spider of the synthetic web "
         f"({described['pages']:,} pages on {described['hosts']:,} hosts: {kinds}; docs/synthetic-web.md), "
         f"from its four biggest sites' home pages, query “{QUERY}”, the project's defaults "
         f"(frontier bound {100_000:,}, seen set exact to 1,000,000, near-duplicates and sitemaps on), "

@@ -18,9 +18,11 @@ from crawlproject.frontier.memory import MemoryFrontier
 
 Factory = Callable[..., Any]
 _names = itertools.count()
+BLOOM = (2, 1000, 1e-6)
 
 
-@pytest.fixture(params=["memory", "jobdir", "redis", "redis-prefetch"])
+#: "-bloom": the seen set is exact for 2 fetched pages only, a Bloom filter after.
+@pytest.fixture(params=["memory", "jobdir", "redis", "redis-prefetch", "memory-bloom", "redis-bloom"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
     """make(**options) → an opened frontier; make(reopen=True) → a new
     instance on the same state (after close)."""
@@ -31,10 +33,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]
         if kind.startswith("redis"):
             server = request.getfixturevalue("redis_server")
             frontier = RedisFrontier(redis.Redis.from_url(server.url), key, max_size, host_batch,
-                                     host_cap=host_cap, lease_seconds=lease, prefetch=1 if kind == "redis" else 4)
+                                     host_cap=host_cap, lease_seconds=lease, prefetch=4 if kind == "redis-prefetch" else 1,
+                                     seen=BLOOM if kind.endswith("bloom") else None)
         else:
             frontier = MemoryFrontier(max_size, host_batch, jobdir=tmp_path if kind == "jobdir" else None,
-                                      host_cap=host_cap)
+                                      host_cap=host_cap, **({"seen": BLOOM} if kind.endswith("bloom") else {}))
         frontier.open()
         return frontier
 
@@ -235,3 +238,45 @@ def test_the_redis_frontier_rescores_off_the_reactor(redis_server: RedisServer) 
     function(*args)  # what the thread does
     assert drain(frontier) == [f"http://h/{i}" for i in range(5)]
     frontier.close()
+
+
+@pytest.mark.parametrize("error", [0.01, 0.001])
+def test_the_redis_bloom_filter_never_refetches_and_its_false_positive_rate_is_the_one_configured(
+    redis_server: RedisServer, error: float
+) -> None:
+    """Past its exact bound the shared seen set is a Bloom filter in plain
+    Redis: every fetched URL stays fetched, and new URLs are taken for
+    fetched at about the configured rate once it holds its capacity."""
+    capacity = 20_000
+    frontier = RedisFrontier(redis.Redis.from_url(redis_server.url), f"bloom{next(_names)}:frontier", 10**6,
+                             prefetch=1000, batch=5000, seen=(100, capacity, error))
+    frontier.open()
+    fetched = [f"http://www.h{i % 50}.test/p{i}" for i in range(capacity + 100)]
+    for url in fetched:
+        frontier.push(url, 0.5)
+    assert len(drain(frontier)) == len(fetched)
+    frontier.flush()
+    frontier._outcomes.clear()
+    for url in fetched:
+        frontier.push(url, 0.5)
+    frontier.flush()
+    assert frontier._outcomes == {"already_fetched": len(fetched)}  # not one queued again
+    frontier._outcomes.clear()
+    fresh = [f"http://www.h{i % 50}.test/new{i}" for i in range(50_000)]
+    for url in fresh:
+        frontier.push(url, 0.5)
+    frontier.flush()
+    taken = frontier._outcomes["already_fetched"] / len(fresh)
+    assert error / 3 < taken < error * 3, taken
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.scard(f"{frontier.key}:fetched") == 100  # the exact part stopped at its bound
+    assert client.strlen(f"{frontier.key}:bloom") > 0
+    frontier.clear()
+
+
+def test_a_redis_bloom_filter_bigger_than_a_redis_string_is_refused_with_a_clear_error() -> None:
+    from crawlproject.distributed.frontier import bloom_bits
+
+    assert bloom_bits(10_000_000, 1e-4) == 191_701_168  # 24 MB in Redis
+    with pytest.raises(ValueError, match="largest string"):
+        bloom_bits(1_000_000_000, 1e-9)

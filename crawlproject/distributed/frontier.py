@@ -34,6 +34,7 @@ Worker-local: the prefetched URLs, the push buffer, the strategy's state
 from __future__ import annotations
 
 import logging
+import math
 import pickle
 import time
 from collections import Counter, deque
@@ -61,7 +62,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite")
+_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
+         "bloom", "again", "bloomcfg")
 _OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
 
 
@@ -91,6 +93,7 @@ class RedisFrontier:
         flush_on_start: bool = False,
         stats: StatsCollector | None = None,
         in_thread: Callable[..., Deferred[Any]] | None = None,
+        seen: tuple[int, int, float] | None = None,
     ):
         self.server: Any = server  # redis-py's types are loose: bytes in, bytes out here
         self.key = key
@@ -98,6 +101,9 @@ class RedisFrontier:
         self.lease_ms = int(lease_seconds * 1000)
         self.prefetch, self.batch = prefetch, batch
         self.persist, self.flush_on_start = persist, flush_on_start
+        #: (exact, capacity, error): the seen set is exact up to *exact* fetched
+        #: pages, then a Bloom filter in Redis (None: exact whatever the size).
+        self.seen = seen
         self.stats = stats
         #: Runs a re-score off the reactor (``threads.deferToThread`` in a
         #: crawl); ``None``: at once, for tools and tests with no reactor.
@@ -141,6 +147,8 @@ class RedisFrontier:
             flush_on_start=settings.getbool("SCHEDULER_FLUSH_ON_START", False),
             stats=crawler.stats,
             in_thread=threads.deferToThread,
+            seen=(config.get_int(settings, "FOCUS_SEEN_EXACT_MAX"), config.get_int(settings, "FOCUS_SEEN_BLOOM_CAPACITY"),
+                  config.get_float(settings, "FOCUS_SEEN_BLOOM_ERROR")),
         )
         frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
@@ -151,12 +159,30 @@ class RedisFrontier:
     def open(self) -> None:
         if self.flush_on_start:
             self.clear()
+        self._configure_seen_set()
         self._queued = self._count_pending()
         if self._queued:
             logger.info("Joining the shared frontier %(key)s: %(queued)d URLs queued or leased",
                         {"key": self.key, "queued": self._queued})
         self._renewal = task.LoopingCall(self._renew)
         self._renewal.start(min(_FLUSH_SECONDS * 5, self.lease_ms / 3000), now=False)
+
+    def _configure_seen_set(self) -> None:
+        """The first worker fixes the shared Bloom filter's shape; the others
+        use it (and say so when their own settings differ)."""
+        if self.seen is None:
+            return
+        exact, capacity, error = self.seen
+        bits = bloom_bits(capacity, error)
+        wanted = {"exact": exact, "bits": bits, "hashes": max(1, round(bits / capacity * math.log(2)))}
+        config_key = f"{self.key}:bloomcfg"
+        for field, value in wanted.items():
+            self.server.hsetnx(config_key, field, value)
+        kept = {k.decode(): int(v) for k, v in self.server.hgetall(config_key).items()}
+        self.round_trips += 2
+        if kept != wanted:
+            logger.warning("The shared frontier %s keeps the seen set its first worker configured (%s), not this "
+                           "worker's FOCUS_SEEN_* (%s)", self.key, kept, wanted)
 
     def close(self) -> None:
         self._closing = True  # a re-score still running stops at its next chunk
@@ -496,6 +522,16 @@ _FLUSH_SECONDS = 0.2
 _KEYS_ON_THE_REACTOR = 200  # a re-score of more keys than this runs in a thread
 #: Payload objects whose serialisation is remembered (a page's links share one).
 _PAYLOADS_REMEMBERED = 4096
+
+
+def bloom_bits(capacity: int, error: float) -> int:
+    """Bits of a Bloom filter holding *capacity* items at false-positive rate
+    *error*: n·ln(1/p)/ln(2)², at most Redis's largest string (2³² bits)."""
+    bits = math.ceil(capacity * math.log(1 / error) / math.log(2) ** 2)
+    if bits > 2**32:
+        raise ValueError(f"a Redis Bloom filter of {capacity:,} URLs at {error} needs {bits:,} bits, over Redis's "
+                         "largest string (2^32 bits): lower FOCUS_SEEN_BLOOM_CAPACITY or raise FOCUS_SEEN_BLOOM_ERROR")
+    return bits
 
 
 def _now_ms() -> int:

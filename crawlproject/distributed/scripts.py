@@ -10,6 +10,12 @@ Keys of a frontier (``ns`` = ``FOCUS_REDIS_KEY``):
 * ``ns:leased``  hash: fingerprint → score \\0 entry of a leased URL;
   ``ns:leases`` sorted set: fingerprint by lease expiry (ms)
 * ``ns:fetched`` set of fingerprints; ``ns:refused`` set of URL fingerprints
+* past ``exact`` fetched fingerprints (``ns:bloomcfg`` hash: exact, bits,
+  hashes — written once by the first worker), the next ones go into the
+  Bloom filter ``ns:bloom`` (a string of bits: ``SETBIT``/``GETBIT``, no
+  module needed), probed at ``hashes`` offsets by double hashing of the
+  fingerprint's two halves; ``ns:again`` holds the ones queued again on
+  purpose (a forced push) until they are fetched again
 * ``ns:payloads`` hash: payload id → serialised payload; ``ns:refs`` hash:
   payload id → how many entries use it
 * ``ns:hosts`` hash: origin → pages leased or fetched (the per-host cap)
@@ -73,6 +79,45 @@ local function each_chunk(command, key, list)
   end
 end
 
+-- The seen set: exact, then (with ns:bloomcfg) a Bloom filter.
+local bloom, again = ns..':bloom', ns..':again'
+local bloomcfg = redis.call('HMGET', ns..':bloomcfg', 'exact', 'bits', 'hashes')
+local EXACT, BITS, HASHES = tonumber(bloomcfg[1]), tonumber(bloomcfg[2]), tonumber(bloomcfg[3])
+local function bloom_offsets(fp)
+  -- double hashing (Kirsch & Mitzenmacher) from the fingerprint's 60 bits
+  local h1 = tonumber(string.sub(fp, 1, 8), 16)
+  local h2 = tonumber(string.sub(fp, 9, 15), 16) * 2 + 1
+  local offsets = {}
+  for i = 0, HASHES - 1 do offsets[i + 1] = (h1 + i * h2) % BITS end
+  return offsets
+end
+local function was_fetched(fp)
+  if redis.call('SISMEMBER', fetched, fp) == 1 then return true end
+  if not EXACT then return false end
+  for _, offset in ipairs(bloom_offsets(fp)) do
+    if redis.call('GETBIT', bloom, offset) == 0 then return false end
+  end
+  return redis.call('SISMEMBER', again, fp) == 0
+end
+local function mark_fetched(fps)
+  if not EXACT then
+    each_chunk('SADD', fetched, fps)
+    return
+  end
+  local room = EXACT - redis.call('SCARD', fetched)
+  for _, fp in ipairs(fps) do
+    if room > 0 or redis.call('SISMEMBER', fetched, fp) == 1 then
+      room = room - redis.call('SADD', fetched, fp)
+    else
+      for _, offset in ipairs(bloom_offsets(fp)) do redis.call('SETBIT', bloom, offset, 1) end
+      redis.call('SREM', again, fp)
+    end
+  end
+end
+local function forget_fetched(fp)  -- queued again on purpose
+  if redis.call('SREM', fetched, fp) == 0 and EXACT then redis.call('SADD', again, fp) end
+end
+
 -- Back in the queue as it was: a released or lapsed lease (unless the URL
 -- was queued again meanwhile, by a forced push: that one stays).
 local function requeue(fp, score, entry, cap)
@@ -120,7 +165,7 @@ for i = 3, #ARGV, 7 do
   local outcome
   seq = seq + 1
   if payload ~= '' then blobs[pid] = payload end
-  if force == '0' and (redis.call('SISMEMBER', fetched, fp) == 1 or redis.call('HEXISTS', leased, fp) == 1) then
+  if force == '0' and (redis.call('HEXISTS', leased, fp) == 1 or was_fetched(fp)) then
     outcome = 'already_fetched'
   elseif any_refused and redis.call('SISMEMBER', refused, url_fp) == 1 then
     outcome = 'refused'
@@ -165,7 +210,7 @@ for i = 3, #ARGV, 7 do
         redis.call('HSETNX', payloads, pid, blobs[pid])
         blobs[pid] = nil
       end
-      if force == '1' then redis.call('SREM', fetched, fp) end
+      if force == '1' then forget_fetched(fp) end
     end
   end
   outcomes[#outcomes + 1] = outcome
@@ -303,7 +348,7 @@ if #gone > 0 then
   each_chunk('HDEL', leased, gone)
   each_chunk('ZREM', leases, gone)
 end
-if #acked > 0 then each_chunk('SADD', fetched, acked) end
+if #acked > 0 then mark_fetched(acked) end
 if #refused_fps > 0 then each_chunk('SADD', refused, refused_fps) end
 apply_refs()
 return 1
@@ -314,7 +359,7 @@ return 1
 CLAIM = _HELPERS + """
 local now, cap, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local fp, tail, score, pid, payload = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-if redis.call('SISMEMBER', fetched, fp) == 1 or redis.call('HEXISTS', leased, fp) == 1 then return 0 end
+if redis.call('HEXISTS', leased, fp) == 1 or was_fetched(fp) then return 0 end
 local old = redis.call('HGET', entries, fp)
 if old then
   redis.call('ZREM', queue, member_of(old))
