@@ -45,8 +45,8 @@ QUERY = "function reference manual example"
 CORPORA = [ROOT.parent / "shared/corpora/webkb", ROOT.parent / "shared/corpora/phpdoc-evolving"]
 
 
-def sample_rss(pid: int, history: Path, done: threading.Event, out: list[tuple[float, int, int]]) -> None:
-    """(seconds, RSS bytes, pages) every two seconds while the crawl runs."""
+def sample_rss(pid: int, history: Path, done: threading.Event, out: list[tuple[float, int, int, float]]) -> None:
+    """(seconds, RSS bytes, pages, CPU seconds) every two seconds while the crawl runs."""
     started = time.monotonic()
     try:
         process = psutil.Process(pid)
@@ -56,6 +56,7 @@ def sample_rss(pid: int, history: Path, done: threading.Event, out: list[tuple[f
     while not done.wait(2.0):
         try:
             rss = process.memory_info().rss
+            times = process.cpu_times()
         except psutil.NoSuchProcess:
             return
         if rss == 0 or process.status() == psutil.STATUS_ZOMBIE:  # it has ended
@@ -66,7 +67,7 @@ def sample_rss(pid: int, history: Path, done: threading.Event, out: list[tuple[f
                 chunk = f.read()
             pages += chunk.count(b"\n")
             offset += len(chunk)
-        out.append((time.monotonic() - started, rss, pages))
+        out.append((time.monotonic() - started, rss, pages, times.user + times.system))
 
 
 def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -
     command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"seeds={','.join(seeds)}", "-a", f"query={QUERY}"]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
-    samples: list[tuple[float, int, int]] = []
+    samples: list[tuple[float, int, int, float]] = []
     done = threading.Event()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: S603
     sampler = threading.Thread(
@@ -95,7 +96,14 @@ def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -
     return analyse(spider, folder, samples)
 
 
-def analyse(spider: str, folder: Path, samples: list[tuple[float, int, int]]) -> dict[str, Any]:
+def cpu_per_page(samples: list[tuple[float, int, int, float]], first: int, last: int) -> float:
+    """CPU milliseconds per page between the samples nearest pages *first* and *last*."""
+    start = min(samples, key=lambda sample: abs(sample[2] - first))
+    end = min(samples, key=lambda sample: abs(sample[2] - last))
+    return 1000 * (end[3] - start[3]) / max(1, end[2] - start[2])
+
+
+def analyse(spider: str, folder: Path, samples: list[tuple[float, int, int, float]]) -> dict[str, Any]:
     times = []
     with (folder / "crawl" / "history.jsonl").open(encoding="utf-8") as f:
         for line in f:
@@ -105,15 +113,17 @@ def analyse(spider: str, folder: Path, samples: list[tuple[float, int, int]]) ->
     for start in range(0, len(times) - WINDOW + 1, WINDOW):
         seconds = times[start + WINDOW - 1] - times[start]
         windows.append(WINDOW / seconds if seconds > 0 else float("nan"))
+    cpu = [cpu_per_page(samples, start, start + WINDOW) for start in range(0, len(times) - WINDOW + 1, WINDOW)]
     summary = json.loads((folder / "crawl" / "summary.json").read_text(encoding="utf-8"))
     quarters = []
     for share in (0.25, 0.5, 0.75, 1.0):
-        at = [rss for _, rss, pages in samples if pages >= share * len(times) * 0.98]
+        at = [sample[1] for sample in samples if sample[2] >= share * len(times) * 0.98]
         quarters.append(at[0] / 2**20 if at else float("nan"))
     return {
-        "spider": spider, "pages": len(times), "windows": windows,
+        "spider": spider, "pages": len(times), "windows": windows, "cpu_ms": cpu,
         "ratio": windows[-1] / windows[0] if len(windows) >= 2 else float("nan"),
-        "rss_quarters_mb": quarters, "rss_max_mb": max(rss for _, rss, _ in samples) / 2**20 if samples else 0,
+        "cpu_ratio": cpu[-1] / cpu[0] if len(cpu) >= 2 else float("nan"),
+        "rss_quarters_mb": quarters, "rss_max_mb": max(sample[1] for sample in samples) / 2**20 if samples else 0,
         "summary": {k: summary.get(k) for k in ("pages_fetched", "pages_ok", "elapsed_seconds", "pages_per_second",
                                                 "finish_reason", "near_duplicates", "sitemaps")},
         "seen_log": [line for line in (folder / "crawl.log").read_text(encoding="utf-8").splitlines()
@@ -127,15 +137,17 @@ def plot(results: list[dict[str, Any]], folder: Path, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (rate, memory) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (rate, cost, memory) = plt.subplots(1, 3, figsize=(15, 4))
     for result in results:
         xs = [(i + 1) * WINDOW / 1000 for i in range(len(result["windows"]))]
         rate.plot(xs, result["windows"], marker="o", label=result["spider"])
+        cost.plot(xs, result["cpu_ms"], marker="o", label=result["spider"])
         samples = json.loads((folder / result["spider"] / "rss.json").read_text(encoding="utf-8"))
-        memory.plot([p / 1000 for _, _, p in samples], [rss / 2**20 for _, rss, _ in samples], label=result["spider"])
+        memory.plot([s[2] / 1000 for s in samples], [s[1] / 2**20 for s in samples], label=result["spider"])
     rate.set(xlabel="pages fetched (thousands)", ylabel="pages/s in the 10,000-page window", title="Throughput")
+    cost.set(xlabel="pages fetched (thousands)", ylabel="crawl process CPU ms per page", title="CPU per page")
     memory.set(xlabel="pages fetched (thousands)", ylabel="RSS (MiB)", title="Crawl process memory")
-    for axis in (rate, memory):
+    for axis in (rate, cost, memory):
         axis.grid(alpha=0.3)
         axis.legend()
         axis.set_ylim(bottom=0)
@@ -144,6 +156,7 @@ def plot(results: list[dict[str, Any]], folder: Path, out: Path) -> None:
 
 
 def main() -> int:
+    global WINDOW  # noqa: PLW0603 (a smoke run uses smaller windows)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=200_000)
     parser.add_argument("--web-pages", type=int, default=1_000_000)
@@ -152,10 +165,12 @@ def main() -> int:
                         help="spiders to run, each with its own page budget as spider:pages if given")
     parser.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench" / "long-crawl",
                         help="crawl folders and JOBDIRs (kept: the same command resumes)")
+    parser.add_argument("--window", type=int, default=WINDOW, help="pages per window of the figures")
     parser.add_argument("--report", action="store_true",
                         help="only write the section from the spiders' results recorded so far")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
+    WINDOW = args.window
     RESULTS.mkdir(parents=True, exist_ok=True)
     if not args.report:
         paragraphs = paragraph_file([c for c in CORPORA if c.is_dir()], ROOT / ".cache")
@@ -194,8 +209,8 @@ def report(results: list[dict[str, Any]]) -> str:
         quarters = " / ".join(f"{q:.0f}" for q in r["rss_quarters_mb"])
         rows.append(
             f"| {r['spider']} | {r['pages']:,} | {r['windows'][0]:.0f} | {median(r['windows']):.0f} | "
-            f"{r['windows'][-1]:.0f} | **{r['ratio']:.2f}** | {quarters} | {r['rss_max_mb']:.0f} | "
-            f"{r['wall_seconds'] / 60:.0f} min |"
+            f"{r['windows'][-1]:.0f} | **{r['ratio']:.2f}** | {r['cpu_ms'][0]:.1f} → {r['cpu_ms'][-1]:.1f} "
+            f"(**{r['cpu_ratio']:.2f}**) | {quarters} | {r['rss_max_mb']:.0f} | {r['wall_seconds'] / 60:.0f} min |"
         )
     notes = []
     for r in results:
@@ -214,10 +229,11 @@ def report(results: list[dict[str, Any]]) -> str:
         f"from its four biggest sites' home pages, query “{QUERY}”, the project's defaults "
         f"(frontier bound {100_000:,}, seen set exact to 1,000,000, near-duplicates and sitemaps on), "
         f"loopback speed (no delay, 16 requests at once), a JOBDIR. Pages/s per window of {WINDOW:,} pages "
-        f"from the pages' fetch times; RSS of the crawl process read every 2 s.\n\n"
+        f"from the pages' fetch times; the crawl process's RSS and CPU time read every 2 s (CPU per page is "
+        "what other load on the machine does not change; pages/s is).\n\n"
         "| spider | pages | first window (pages/s) | median window | last window | last ÷ first | "
-        "RSS at ¼ / ½ / ¾ / end (MiB) | RSS max (MiB) | wall time |\n"
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|\n" + "\n".join(rows) + "\n\n" + "\n".join(notes) +
+        "CPU ms per page, first → last window (ratio) | RSS at ¼ / ½ / ¾ / end (MiB) | RSS max (MiB) | wall time |\n"
+        "|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n" + "\n".join(rows) + "\n\n" + "\n".join(notes) +
         "\n\n![pages/s and RSS over the long crawls](bench/results/long-crawl/long-crawl.png)\n"
     )
 
