@@ -120,7 +120,7 @@ def analyse(spider: str, folder: Path, samples: list[tuple[float, int, int, floa
         at = [sample[1] for sample in samples if sample[2] >= share * len(times) * 0.98]
         quarters.append(at[0] / 2**20 if at else float("nan"))
     return {
-        "spider": spider, "pages": len(times), "windows": windows, "cpu_ms": cpu,
+        "spider": spider, "pages": len(times), "windows": windows, "cpu_ms": cpu, "samples": samples,
         "ratio": windows[-1] / windows[0] if len(windows) >= 2 else float("nan"),
         "cpu_ratio": cpu[-1] / cpu[0] if len(cpu) >= 2 else float("nan"),
         "rss_quarters_mb": quarters, "rss_max_mb": max(sample[1] for sample in samples) / 2**20 if samples else 0,
@@ -142,7 +142,7 @@ def plot(results: list[dict[str, Any]], folder: Path, out: Path) -> None:
         xs = [(i + 1) * WINDOW / 1000 for i in range(len(result["windows"]))]
         rate.plot(xs, result["windows"], marker="o", label=result["spider"])
         cost.plot(xs, result["cpu_ms"], marker="o", label=result["spider"])
-        samples = json.loads((folder / result["spider"] / "rss.json").read_text(encoding="utf-8"))
+        samples = result.get("samples") or json.loads((folder / result["spider"] / "rss.json").read_text(encoding="utf-8"))
         memory.plot([s[2] / 1000 for s in samples], [s[1] / 2**20 for s in samples], label=result["spider"])
     rate.set(xlabel="pages fetched (thousands)", ylabel="pages/s in the 10,000-page window", title="Throughput")
     cost.set(xlabel="pages fetched (thousands)", ylabel="crawl process CPU ms per page", title="CPU per page")
