@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,7 +88,7 @@ def paragraph_file(folders: list[str | Path], cache_dir: str | Path = ".cache") 
     if not path.is_file():
         pool = topic_paragraphs(folders, cache_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # processes building it at once never share a file
         with gzip.open(tmp, "wt", encoding="utf-8") as f:
             json.dump({"topics": pool}, f)
         tmp.replace(path)
