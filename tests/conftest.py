@@ -39,6 +39,14 @@ FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO"}
 
 
 @pytest.fixture(scope="session")
+def paragraphs() -> Path:
+    """The paragraph pool the synthetic webs of the tests recombine (WebKB's)."""
+    from crawlproject.corpus.paragraphs import paragraph_file
+
+    return paragraph_file([CORPUS], ROOT / ".cache")
+
+
+@pytest.fixture(scope="session")
 def webkb_replay(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One replay server of the WebKB WARC for the whole session."""
     if not WEBKB_WARC.is_file():

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from crawlproject.corpus.paragraphs import paragraph_file
 from crawlproject.replay.process import ReplayProcess
 from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
-from tests.conftest import CORPUS, ROOT, run_crawl
+from tests.conftest import run_crawl
 
 #: 40 hosts, every kind of them; a sitemap holds 50 URLs, so hosts bigger
 #: than that list theirs in an index of gzip sitemaps.
@@ -23,11 +22,6 @@ SHAPE: dict[str, Any] = {
     "dead_hosts": 0.05, "bad_sitemap_hosts": 0.1, "no_sitemap_hosts": 0.1, "sitemap_chunk": 50,
 }
 OBEY = {"ROBOTSTXT_OBEY": True}
-
-
-@pytest.fixture(scope="module")
-def paragraphs() -> Path:
-    return paragraph_file([CORPUS], ROOT / ".cache")
 
 
 @pytest.fixture(scope="module")

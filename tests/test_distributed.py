@@ -213,11 +213,8 @@ def small_sites(web_options: dict[str, Any]) -> list[tuple[str, set[str]]]:
     return found
 
 
-def web_options() -> dict[str, Any]:
-    from crawlproject.corpus.paragraphs import paragraph_file
-    from tests.conftest import CORPUS
-
-    return {**SMALL_WEB, "paragraphs": str(paragraph_file([CORPUS], ROOT / ".cache"))}
+def web_options(paragraphs: Path) -> dict[str, Any]:
+    return {**SMALL_WEB, "paragraphs": str(paragraphs)}
 
 
 def synthetic_worker(
@@ -238,9 +235,9 @@ def synthetic_worker(
 
 
 def test_workers_whose_shared_frontier_runs_dry_end_by_themselves_after_the_grace_time(
-    redis_server: RedisServer, tmp_path: Path
+    redis_server: RedisServer, paragraphs: Path, tmp_path: Path
 ) -> None:
-    options = web_options()
+    options = web_options(paragraphs)
     home, pages = small_sites(options)[0]
     key = "drained:frontier"
     grace = 3
@@ -261,8 +258,10 @@ def test_workers_whose_shared_frontier_runs_dry_end_by_themselves_after_the_grac
     assert not redis.Redis.from_url(redis_server.url).exists(f"{key}:queue", f"{key}:leases")  # not persisted
 
 
-def test_a_worker_told_to_wait_for_seeds_stays_for_the_next_one(redis_server: RedisServer, tmp_path: Path) -> None:
-    options = web_options()
+def test_a_worker_told_to_wait_for_seeds_stays_for_the_next_one(
+    redis_server: RedisServer, paragraphs: Path, tmp_path: Path
+) -> None:
+    options = web_options(paragraphs)
     (first, _), (second, _) = small_sites(options)[:2]
     client = redis.Redis.from_url(redis_server.url)
     seeds_key = "waiting:start_urls"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from crawlproject.corpus.paragraphs import paragraph_file, split_paragraphs
+from crawlproject.corpus.paragraphs import split_paragraphs
 from crawlproject.replay.process import ReplayProcess
 from crawlproject.replay.synthetic import (
     KINDS,
@@ -23,18 +23,12 @@ from crawlproject.replay.synthetic import (
     WebShape,
     load_paragraphs,
 )
-from tests.conftest import CORPUS, ROOT
 
 #: A small web with every kind of host in it.
 SMALL = {
     "pages": 3000, "hosts": 40, "mirror_hosts": 0.1, "near_copy_hosts": 0.1, "trap_hosts": 0.05,
     "dead_hosts": 0.05, "bad_sitemap_hosts": 0.1, "no_sitemap_hosts": 0.1, "sitemap_chunk": 200,
 }
-
-
-@pytest.fixture(scope="session")
-def paragraphs() -> Path:
-    return paragraph_file([CORPUS], ROOT / ".cache")
 
 
 @pytest.fixture(scope="session")

@@ -50,6 +50,7 @@ from crawlproject import config
 from crawlproject.distributed import scripts
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.items import split_origin
+from crawlproject.frontier.seen import seen_set_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -147,8 +148,7 @@ class RedisFrontier:
             flush_on_start=settings.getbool("SCHEDULER_FLUSH_ON_START", False),
             stats=crawler.stats,
             in_thread=threads.deferToThread,
-            seen=(config.get_int(settings, "FOCUS_SEEN_EXACT_MAX"), config.get_int(settings, "FOCUS_SEEN_BLOOM_CAPACITY"),
-                  config.get_float(settings, "FOCUS_SEEN_BLOOM_ERROR")),
+            seen=seen_set_settings(settings),
         )
         frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)

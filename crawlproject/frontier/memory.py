@@ -42,7 +42,7 @@ from crawlproject.frontier.items import (
     split_origin,
 )
 from crawlproject.frontier.journal import FrontierJournal
-from crawlproject.frontier.seen import SeenSet
+from crawlproject.frontier.seen import SeenSet, seen_set_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -107,10 +107,7 @@ class MemoryFrontier:
             jobdir=job_dir(settings),
             stats=crawler.stats,
             host_cap=config.get_int(settings, "FOCUS_MAX_PAGES_PER_HOST"),
-            seen=(
-                config.get_int(settings, "FOCUS_SEEN_EXACT_MAX"), config.get_int(settings, "FOCUS_SEEN_BLOOM_CAPACITY"),
-                config.get_float(settings, "FOCUS_SEEN_BLOOM_ERROR"),
-            ),
+            seen=seen_set_settings(settings),
         )
 
     def _clear(self) -> None:

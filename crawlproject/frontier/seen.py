@@ -22,8 +22,12 @@ from typing import TYPE_CHECKING
 
 from rbloom import Bloom
 
+from crawlproject import config
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +36,15 @@ def _fingerprint_hash(fingerprint: int) -> int:
     """The filter's hash of a fingerprint: the fingerprint itself (already
     a uniform 60-bit hash), so a filter saved is the same in any process."""
     return fingerprint
+
+
+def seen_set_settings(settings: BaseSettings) -> tuple[int, int, float]:
+    """(exact bound, Bloom capacity, Bloom error) from FOCUS_SEEN_*: the shape
+    of every frontier's seen set, in memory or in Redis."""
+    return (
+        config.get_int(settings, "FOCUS_SEEN_EXACT_MAX"), config.get_int(settings, "FOCUS_SEEN_BLOOM_CAPACITY"),
+        config.get_float(settings, "FOCUS_SEEN_BLOOM_ERROR"),
+    )
 
 
 class SeenSet:

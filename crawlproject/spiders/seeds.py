@@ -21,6 +21,8 @@ from crawlproject.policy.netsafety import NetworkPolicy
 from crawlproject.web import meta as keys
 from crawlproject.web.urls import without_fragment
 
+logger = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
 
@@ -69,9 +71,6 @@ def check_seed(url: str, network: NetworkPolicy | None = None) -> None:
             f"seed {url!r} is refused ({reason.replace('_', ' ')} address): a crawl reaches no "
             "private network unless FOCUS_ALLOWED_NETWORKS opens its range"
         )
-
-
-logger = logging.getLogger(__name__)
 
 
 class SeedsMixin:
@@ -129,12 +128,11 @@ class RedisSeedsMixin(SeedsMixin):
         if self.redis_seeds is None or engine is None:
             return
         urls = self.redis_seeds.pop()
-        if urls:
-            self._waiting_logged = False
         for url in urls:
             if refusal(without_fragment(url)) is None:
                 engine.crawl(self._seed(url))
         if urls:
+            self._waiting_logged = False
             raise DontCloseSpider
         if self.wait_for_seeds:
             if not self._waiting_logged:

@@ -278,7 +278,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self._inc("focus/learner/dead_ends")
         self._outcome()
 
-    def _learn(self, key: str, relevance: float | None, forwarded: bool = False) -> None:
+    def _learn(self, key: str, relevance: float | None) -> None:
         self.done.keep(key, None)
         remembered = self.pending.pop(key, None)
         if remembered is not None:
@@ -290,7 +290,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             if self.shared is not None:
                 self.shared.share(experience)
             self._sibling_cells.update(remembered[0].cells[-2:])
-        elif self.shared is not None and not forwarded:
+        elif self.shared is not None:
             self.shared.forward(key, relevance)  # another worker queued it: it holds the features
 
     def _rescore_siblings(self, cells: Iterable[int]) -> int:
@@ -361,7 +361,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         learnt = 0
         for key, relevance in verdicts:
             if key in self.pending:
-                self._learn(key, relevance, forwarded=True)
+                self._learn(key, relevance)
                 learnt += 1
         if learnt:
             self._inc("focus/learner/verdicts_from_workers", learnt)
