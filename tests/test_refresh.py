@@ -13,6 +13,7 @@ import pytest
 
 from crawlproject.refresh.changes import Change, changed_fraction, shingles
 from crawlproject.refresh.estimate import ChangeHistory, estimate_rate
+from crawlproject.refresh.gain import GainMeter, ScoreRankMap
 from crawlproject.refresh.policies import (
     EmbarrassmentPolicy,
     PageState,
@@ -23,11 +24,12 @@ from crawlproject.refresh.policies import (
     optimal_frequencies,
     policy_named,
 )
-from crawlproject.refresh.quality import GainMeter, QualityMeter, ScoreRankMap, VersionIndex
+from crawlproject.refresh.quality import QualityMeter, VersionIndex
 from crawlproject.refresh.workload import (
     Query,
     WorkloadError,
     generate_workload,
+    head_tail_workload,
     read_workload,
     write_workload,
 )
@@ -263,3 +265,84 @@ def test_the_generated_workload_is_the_same_in_every_process() -> None:
     outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603
                               env={"PYTHONHASHSEED": str(seed), "PATH": ""}, timeout=120).stdout for seed in (1, 2, 3)}
     assert len(outputs) == 1, outputs
+
+
+# -- the term → score index: F_w refitted incrementally (issue 31) ------------------------------
+
+
+def test_incremental_refits_equal_a_full_refit() -> None:
+    analyzer = TermAnalyzer(stem=False)
+    texts = ["apple pie apple", "banana bread", "cherry tart apple", "banana split cherry", "apple banana cherry",
+             "durian", "apple apple apple cherry", "banana", "plum"]
+    index = VersionIndex(texts, analyzer)
+    workload = [Query("apple", 3.0), Query("banana", 2.0), Query("cherry", 1.0), Query("plum", 4.0), Query("apple pie", 1.0)]
+    column = index.vectorizer.vocabulary_
+    repository = [0, 1, 2, 3, 5]  # five pages, as versions
+    incremental = GainMeter(index, workload)
+    incremental.track(repository)
+    untouched = incremental.maps[column["plum"]]
+    # A week of refreshes: page 0 → "apple banana cherry", page 3 → "banana", page 4 (durian) deleted.
+    for page, new in ((0, 4), (3, 7), (4, None)):
+        old_row = index.matrix[repository[page]]
+        new_row = index.matrix[new] if new is not None else None
+        expected = incremental.gain_rows(old_row, new_row if new_row is not None else index.matrix[index.absent])
+        assert incremental.refresh(page, new_row) == pytest.approx(expected)  # ΔQ from the postings = from the rows
+        repository[page] = new if new is not None else index.absent
+    assert incremental.terms.dirty == {column["apple"], column["banana"], column["cherry"]}  # pie's query is two terms
+    assert incremental.refit() == 3
+    full = GainMeter(index, workload)
+    full.fit(repository)
+    assert set(incremental.maps) == set(full.maps) == set(incremental.frequency)
+    for term in incremental.maps:
+        assert incremental.maps[term] == full.maps[term], term  # the same F_w, exactly
+    assert incremental.maps[column["plum"]] is untouched  # no refresh touched it: not refitted
+    assert incremental.refit() == 0  # nothing moved since
+
+
+def test_the_closed_form_fit_matches_least_squares() -> None:
+    rng = np.random.default_rng(5)
+    scores = rng.pareto(1.5, 800) + 0.01
+    fitted = ScoreRankMap.fit(scores)
+    ordered = np.sort(scores)[::-1]
+    log_rank, log_score = np.log(np.arange(1, ordered.size + 1)), np.log(ordered)
+    edges = np.linspace(0, log_rank[-1], 4)
+    for number, (lowest, intercept, slope) in enumerate(fitted.pieces):
+        inside = (log_rank >= edges[number]) & ((log_rank < edges[number + 1]) if number < 2 else (log_rank <= edges[3]))
+        expected_slope, expected_intercept = np.polyfit(log_score[inside], log_rank[inside], 1)
+        assert slope == pytest.approx(expected_slope, rel=1e-6) and intercept == pytest.approx(expected_intercept, rel=1e-6)
+        assert lowest == pytest.approx(log_score[inside].min())
+
+
+# -- workloads from a past window ---------------------------------------------------------------
+
+
+def test_the_head_is_the_most_mentioned_names_and_the_site_name_is_left_out() -> None:
+    names = ["array_map", "strlen", "Arrays", "PHP Manual", "never_mentioned"]
+    texts = ([f"PHP Manual array_map strlen text {i}" for i in range(5)] + ["PHP Manual array_map"] * 4
+             + ["arrays are lists"] * 2 + ["nothing here"])
+    pages = [f"<title>Page {i}</title><h1>sorting arrays quickly {i % 3}</h1>" for i in range(20)]
+    workload = head_tail_workload(names, pages, texts, TermAnalyzer(), size=8, head=3, seed=2)
+    # PHP Manual is on 9 of 12 texts: navigation; so is array_map — a name on more than half is left out.
+    assert [q.text for q in workload[:2]] == ["strlen", "arrays"]
+    assert len(workload) == 8 and "never_mentioned" not in {q.text for q in workload}
+    frequencies = [q.frequency for q in workload]
+    assert frequencies == sorted(frequencies, reverse=True)  # the head first, Zipf
+    assert frequencies[0] == pytest.approx(2 * frequencies[1], rel=1e-3)
+    assert all(q.text not in {"strlen", "arrays"} for q in workload[2:])  # the tail does not repeat the head
+
+
+def test_the_head_and_tail_workload_is_the_same_in_every_process() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = ("from crawlproject.refresh.workload import head_tail_workload; from crawlproject.web.text import TermAnalyzer; "
+              "names = [f'fn_{i}' for i in range(40)] + ['Strings', 'Arrays']; "
+              "texts = [' '.join(f'fn_{j}' for j in range(i % 40)) + ' strings arrays' for i in range(90)]; "
+              "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in range(60)]; "
+              "print([(q.text, q.frequency) for q in head_tail_workload(names, pages, texts, TermAnalyzer(), size=30, head=10, seed=3)])")
+    outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603
+                              env={"PYTHONHASHSEED": str(seed), "PATH": ""}, timeout=120).stdout for seed in (1, 2, 3)}
+    assert len(outputs) == 1, outputs
+    assert "fn_0" in next(iter(outputs)) or "fn_1" in next(iter(outputs))

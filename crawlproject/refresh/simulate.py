@@ -7,13 +7,17 @@ share of stale pages, and times the user-centric measurement against the
 indexing it rides on.
 
 Pages created after the start are not in the repository (refreshing only
-re-fetches what was crawled; discovering new pages is the crawler's job), so
-they lower Q equally for every policy.
+re-fetches what was crawled; discovering new pages is the crawler's job).
+Q is measured against the live versions of the repository's own pages — the
+paper's setting, where refreshing everything every week gives Q = 1 — and,
+beside it, against the whole live web, where the new pages cost every policy
+the same and no refresh can win them back.
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
 import hashlib
 import logging
 import pickle
@@ -34,17 +38,24 @@ from crawlproject.refresh.policies import (
     UserCentricPolicy,
 )
 from crawlproject.refresh.quality import exposure
-from crawlproject.refresh.workload import headings
+from crawlproject.refresh.workload import head_tail_workload, headings
 from crawlproject.replay.archive import check_warc, parse_time
+from crawlproject.search.document import IndexedPage
 from crawlproject.web.page import Page
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
-    from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex
+    from collections.abc import Container
+
+    from crawlproject.refresh.gain import GainMeter
+    from crawlproject.refresh.quality import QualityMeter, VersionIndex
+    from crawlproject.refresh.workload import Query
+    from crawlproject.search.collection import Collection, CollectionWriter
+    from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
 WEEK = 7 * 24 * 3600.0
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: links per version, page names
 
 
 @dataclass
@@ -56,6 +67,8 @@ class EvolvingWeb:
     timeline: list[list[tuple[float, int]]]
     texts: list[str]  #: per version id
     first_headings: list[list[str]]  #: per page, its first version's title and headings
+    links: list[list[int]] = field(default_factory=list)  #: per version id, the pages it links to
+    names: list[str] = field(default_factory=list)  #: per page, its first version's first h1 (or title)
     start: float = 0.0
 
     def live(self, at: float, absent: int) -> np.ndarray:
@@ -66,6 +79,42 @@ class EvolvingWeb:
             if position and versions[position - 1][1] >= 0:
                 ids[page] = versions[position - 1][1]
         return ids
+
+    def reachable(self, at: float, seeds: list[str]) -> np.ndarray:
+        """The pages a crawl at time *at* from *seeds* reaches by links
+        (sorted page indices): the repository a week-0 crawl starts with."""
+        absent = len(self.texts)
+        live = self.live(at, absent)
+        known = {url: page for page, url in enumerate(self.urls)}
+        unknown = [url for url in seeds if canonicalize(url) not in known]
+        if unknown:
+            raise ValueError(f"seed URLs not in the corpus: {', '.join(unknown[:3])}")
+        todo = [known[canonicalize(url)] for url in seeds]
+        reached = set(todo)
+        while todo:
+            page = todo.pop()
+            if live[page] == absent:
+                continue
+            for target in self.links[live[page]]:
+                if target not in reached:
+                    reached.add(target)
+                    todo.append(target)
+        return np.array(sorted(page for page in reached if live[page] != absent), dtype=np.int64)
+
+
+def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size: int = 500, head: int = 50,
+                    seed: int = 0) -> list[Query]:
+    """A workload built from what the web showed in its first *weeks* only
+    (no later version leaks in): a head of the most mentioned page names
+    (function and book names, in a manual) and a tail drawn from the
+    headings (crawlproject.refresh.workload.head_tail_workload)."""
+    until = web.start + weeks * WEEK
+    born = [page for page, versions in enumerate(web.timeline) if versions[0][0] <= until and versions[0][1] >= 0]
+    texts = (web.texts[version] for versions in web.timeline for live_from, version in versions
+             if live_from <= until and version >= 0)
+    return head_tail_workload([web.names[page] for page in born],
+                              [" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in born],
+                              texts, analyzer, size=size, head=head, seed=seed)
 
 
 def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache") -> EvolvingWeb:
@@ -81,6 +130,7 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
             return web
     pages: dict[str, int] = {}
     web = EvolvingWeb([], [], [], [])
+    outlinks: list[list[str]] = []
     with warc.open("rb") as f:
         for record in ArchiveIterator(f):
             if record.rec_type != "response" or record.http_headers is None:
@@ -92,16 +142,21 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
                 web.urls.append(url)
                 web.timeline.append([])
                 web.first_headings.append([])
+                web.names.append("")
             if record.http_headers.get_statuscode() != "200":
                 web.timeline[page].append((live_from, -1))
                 continue
             body = record.content_stream().read()
             content_type = record.http_headers.get_header("Content-Type") or "text/html"
-            text = Page.from_response(HtmlResponse(url=url, body=body, headers={"Content-Type": content_type})).text
+            parsed = Page.from_response(HtmlResponse(url=url, body=body, headers={"Content-Type": content_type}))
             if not web.first_headings[page]:
-                web.first_headings[page] = headings(body.decode("utf-8", "replace"))
+                html = body.decode("utf-8", "replace")
+                web.first_headings[page] = headings(html)
+                web.names[page] = (headings(html, ("h1",)) or web.first_headings[page] or [""])[0]
             web.timeline[page].append((live_from, len(web.texts)))
-            web.texts.append(text)
+            web.texts.append(parsed.text)
+            outlinks.append([link.key for link in parsed.links])
+    web.links = [sorted({pages[target] for target in targets if target in pages}) for targets in outlinks]
     for versions in web.timeline:
         versions.sort(key=lambda version: version[0])
     web.start = min(versions[0][0] for versions in web.timeline)
@@ -116,34 +171,73 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
 @dataclass
 class Week:
     week: int
-    quality: float
+    quality: float  #: Q against the live versions of the repository's own pages (SPEC §5, the paper's setting)
     stale: float  #: share of the repository's pages whose copy is stale (changed > τ, or deleted)
     refreshed: int
-    changed: int  #: refreshes that found the page changed at all
+    changed: int  #: refreshes that found another version (or the page gone)
+    deleted: int = 0  #: refreshes that found the page gone
+    quality_web: float = 0.0  #: Q against the whole live web, pages created since the crawl included
 
 
 @dataclass
 class Outcome:
     policy: str
     budget: int
+    tau: float = 0.1
     weeks: list[Week] = field(default_factory=list)
-    indexing_seconds: float = 0.0  #: indexing the refreshed pages (analysis + TF-IDF rows)
-    measuring_seconds: float = 0.0  #: the user-centric measurement: F_w fits and ΔQ
+    chosen: list[list[int]] = field(default_factory=list)  #: per week, the repository pages refreshed
+    indexing_seconds: float = 0.0  #: indexing the refreshed pages (a search collection's writer, when given)
+    measuring_seconds: float = 0.0  #: the user-centric measurement: postings, F_w refits and ΔQ
+    refits: int = 0  #: F_w refitted (incremental: only the terms whose scores moved)
+    stopped: int | None = None  #: the week a run asked to stop below a quality ended at
+    final: np.ndarray | None = field(default=None, repr=False)  #: the repository's versions after the last week
+    snapshots: dict[int, Snapshot] = field(default_factory=dict, repr=False)
 
-    @property
-    def mean_quality(self) -> float:
-        return float(np.mean([week.quality for week in self.weeks]))
+    def span(self, first: int = 1, last: int | None = None) -> list[Week]:
+        """Weeks *first* to *last* (inclusive; default: to the end)."""
+        return [week for week in self.weeks if week.week >= first and (last is None or week.week <= last)]
 
-    @property
-    def mean_stale(self) -> float:
-        return float(np.mean([week.stale for week in self.weeks]))
+    def mean_quality(self, first: int = 1, last: int | None = None) -> float:
+        return float(np.mean([week.quality for week in self.span(first, last)]))
+
+    def lowest_quality(self, first: int = 1, last: int | None = None) -> float:
+        return float(min(week.quality for week in self.span(first, last)))
+
+    def mean_stale(self, first: int = 1, last: int | None = None) -> float:
+        return float(np.mean([week.stale for week in self.span(first, last)]))
+
+
+@dataclass
+class Snapshot:
+    """A run's state at the start of a week, before the policy chooses (to hand to the refresh spider)."""
+
+    states: list[PageState]  #: per held page (weeks since the start)
+    repository: np.ndarray  #: version id of every page's copy
+    candidates: list[int]  #: the held pages not found gone
+
+
+@dataclass(frozen=True)
+class LiveWeek:
+    live: np.ndarray  #: version id of every page live that week
+    own: np.ndarray  #: … of the repository's own pages only (the others absent)
+    best: float  #: Q's denominator against the whole live web
+    best_own: float  #: … against the repository's own pages
 
 
 class RefreshSimulation:
-    def __init__(self, web: EvolvingWeb, index: VersionIndex, meter: QualityMeter, gains: GainMeter, tau: float):
+    """Weekly refresh rounds of a repository that starts as the *held*
+    pages' versions live at the web's start (default: every page live then)."""
+
+    def __init__(self, web: EvolvingWeb, index: VersionIndex, meter: QualityMeter, gains: GainMeter, tau: float,
+                 held: np.ndarray | None = None):
         self.web, self.index, self.meter, self.gains, self.tau = web, index, meter, gains, tau
+        start = web.live(web.start, index.absent)
+        held = np.flatnonzero(start != index.absent) if held is None else np.asarray(held, dtype=np.int64)
+        # In URL order, as the refresh spider lists a repository: policies break ties by position.
+        self.held = held[np.argsort([web.urls[page] for page in held], kind="stable")]
         self._shingles: dict[int, frozenset[int]] = {}
         self._distance: dict[tuple[int, int], float] = {}
+        self._weeks: dict[int, LiveWeek] = {}
 
     def distance(self, old: int, new: int) -> float:
         """Shingle distance between two version ids (absent/deleted: 1)."""
@@ -159,45 +253,98 @@ class RefreshSimulation:
             self._distance[pair] = changed_fraction(self._shingles[old], self._shingles[new])
         return self._distance[pair]
 
-    def run(self, policy: RefreshPolicy, budget: int, weeks: int) -> Outcome:
+    def live_web(self, week: int) -> LiveWeek:
+        """The live web of week *week*, the same for every run."""
+        if week not in self._weeks:
+            live = self.web.live(self.web.start + week * WEEK, self.index.absent)
+            own = np.full_like(live, self.index.absent)
+            own[self.held] = live[self.held]
+            self._weeks[week] = LiveWeek(live, own, self.meter.best(live), self.meter.best(own))
+        return self._weeks[week]
+
+    def run(self, policy: RefreshPolicy, budget: int, weeks: int, collection: Collection | None = None,
+            stop_below: tuple[int, float] | None = None, snapshots: Container[int] = ()) -> Outcome:
+        """*weeks* rounds of *budget* refreshes chosen by *policy*; with a
+        *collection*, the refreshed pages are indexed into it and timed; with
+        *stop_below* = (week, q), the run ends at the first week from *week* on
+        whose Q falls below q (a budget search needs no more); the state at
+        the start of each week in *snapshots* is kept (:class:`Snapshot`)."""
         absent = self.index.absent
-        start = self.web.start
-        repository = self.web.live(start, absent)
-        held = np.flatnonzero(repository != absent)  # the pages crawled at the start
+        held = self.held
+        repository = np.full(len(self.web.urls), absent, dtype=np.int64)
+        repository[held] = self.web.live(self.web.start, absent)[held]
         states = [PageState(last_refresh=0.0) for _ in held]
-        outcome = Outcome(policy.name, budget)
+        outcome = Outcome(policy.name, budget, policy.tau)
+        measuring = isinstance(policy, UserCentricPolicy)
+        writer = self._start_collection(collection, repository) if collection is not None else None
+        if measuring:  # built with the week-0 index, as the collection is (neither is timed)
+            self.gains.track(repository[held])
+        candidates = list(range(len(held)))  #: the held pages not found gone (as the spider, never asked for again)
         for week in range(1, weeks + 1):
-            now = start + week * WEEK
-            live = self.web.live(now, absent)
+            web = self.live_web(week)
+            live = web.live
             if isinstance(policy, EmbarrassmentPolicy):
-                self._expose(states, held, repository)
-            if isinstance(policy, UserCentricPolicy):
+                self._expose([states[i] for i in candidates], repository[held[candidates]])
+            if measuring:
                 began = time.perf_counter()
-                self.gains.fit(repository)
+                outcome.refits += self.gains.refit()
                 outcome.measuring_seconds += time.perf_counter() - began
-            changed = 0
-            for choice in policy.choose(states, float(week), budget):
+            if week in snapshots:
+                outcome.snapshots[week] = Snapshot(copy.deepcopy(states), repository.copy(), list(candidates))
+            changed = deleted = 0
+            chosen = [candidates[i] for i in policy.choose([states[i] for i in candidates], float(week), budget)]
+            for choice in chosen:
                 page = int(held[choice])
                 old, new = int(repository[page]), int(live[page])
-                began = time.perf_counter()
-                if new != absent:  # the indexing a refresh costs anyway: analysis and the page's TF-IDF row
-                    self.index.vectorizer.transform([self.web.texts[new]])
-                outcome.indexing_seconds += time.perf_counter() - began
                 gain = 0.0
-                if isinstance(policy, UserCentricPolicy):
+                if measuring and old != new:
                     began = time.perf_counter()
-                    gain = self.gains.gain(old, new)
+                    gain = self.gains.refresh(choice, self.index.matrix[new] if new != absent else None)
                     outcome.measuring_seconds += time.perf_counter() - began
-                fraction = self.distance(old, new)
-                changed += fraction > 0
-                states[choice].observe(float(week), fraction, self.tau, gain)
+                if writer is not None and old != new and new != absent:
+                    began = time.perf_counter()
+                    writer.add(self._document(page, new))
+                    outcome.indexing_seconds += time.perf_counter() - began
+                changed += old != new
+                deleted += new == absent
+                states[choice].observe(float(week), self.distance(old, new), policy.tau, gain)
                 repository[page] = new
-            stale = np.mean([self.distance(int(repository[p]), int(live[p])) > self.tau for p in held])
-            outcome.weeks.append(Week(week, self.meter.quality(repository, live), float(stale),
-                                      min(budget, len(held)), changed))
+            if deleted:
+                candidates = [i for i in candidates if repository[held[i]] != absent]
+            if writer is not None:
+                began = time.perf_counter()
+                writer.commit(self.index.analyzer)
+                outcome.indexing_seconds += time.perf_counter() - began
+            outcome.chosen.append(chosen)
+            outcome.weeks.append(Week(week, self.meter.quality(repository, web.own, web.best_own),
+                                      self._stale(repository, live), len(chosen), changed, deleted,
+                                      self.meter.quality(repository, live, web.best)))
+            if stop_below is not None and week >= stop_below[0] and outcome.weeks[-1].quality < stop_below[1]:
+                outcome.stopped = week
+                break
+        if writer is not None:
+            writer.close()
+        outcome.final = repository
         return outcome
 
-    def _expose(self, states: list[PageState], held: np.ndarray, repository: np.ndarray) -> None:
+    def _stale(self, repository: np.ndarray, live: np.ndarray) -> float:
+        """Share of the held pages whose copy is more than τ away from the live page (or gone)."""
+        moved = self.held[repository[self.held] != live[self.held]]
+        stale = sum(self.distance(int(repository[page]), int(live[page])) > self.tau for page in moved)
+        return stale / len(self.held) if len(self.held) else 0.0
+
+    def _document(self, page: int, version: int) -> IndexedPage:
+        url = self.web.urls[page]
+        return IndexedPage(url, url, self.web.names[page] if self.web.names else "", self.web.texts[version])
+
+    def _start_collection(self, collection: Collection, repository: np.ndarray) -> CollectionWriter:
+        """The repository at week 0 indexed (the crawl's own indexing: not timed)."""
+        writer = collection.writer()
+        writer.add_all(self._document(int(page), int(repository[page])) for page in self.held)
+        writer.commit(self.index.analyzer)
+        return writer
+
+    def _expose(self, states: list[PageState], copies: np.ndarray) -> None:
         """EBR's weight, from the repository's copies."""
-        for state, value in zip(states, exposure(self.meter, repository[held]), strict=True):
+        for state, value in zip(states, exposure(self.meter, copies), strict=True):
             state.exposure = float(value)

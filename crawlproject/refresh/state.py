@@ -67,12 +67,14 @@ class RefreshState:
             raise RefreshStateError(f"{self.repository} is not a crawl's page repository (no pages.jsonl): "
                                     "refresh a folder a crawl wrote with FOCUS_STORE_PAGES on")
         self.pages: dict[str, RefreshedPage] = {}
+        self.runs: list[float] = []  #: when earlier refresh runs ran (days since the epoch)
         if self.path.exists():
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
                 if data.get("format") != FORMAT:
                     raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
                 self.pages = {url: RefreshedPage.from_json(url, page) for url, page in data["pages"].items()}
+                self.runs = [float(run) for run in data.get("runs", [])]
             except (ValueError, KeyError, TypeError) as exc:
                 raise RefreshStateError(f"{self.path} is damaged ({exc}); move it away to start the refresh history anew") from None
         self._add_new_pages(listing)
@@ -95,6 +97,12 @@ class RefreshState:
             self.pages[url] = RefreshedPage(url, record["file"], last_modified=record.get("last_modified"),
                                             state=PageState(last_refresh=since))
 
+    def period(self, now: float) -> float:
+        """Days since the last refresh run (the first run: since the page
+        refreshed or crawled longest ago): a run's budget is spent over it."""
+        last = max(self.runs) if self.runs else min((page.state.last_refresh for page in self.pages.values()), default=now)
+        return now - last if now > last else 1.0
+
     def live(self) -> list[RefreshedPage]:
         """The pages still worth refreshing (not seen deleted), in a stable order."""
         return [page for _, page in sorted(self.pages.items()) if not page.deleted]
@@ -102,6 +110,6 @@ class RefreshState:
     def save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"format": FORMAT, "pages": {url: page.as_json() for url, page in
+        temporary.write_text(json.dumps({"format": FORMAT, "runs": self.runs, "pages": {url: page.as_json() for url, page in
                                                                       sorted(self.pages.items())}}), encoding="utf-8")
         os.replace(temporary, self.path)

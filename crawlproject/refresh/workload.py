@@ -67,9 +67,14 @@ def write_workload(queries: Iterable[Query], path: str | Path) -> None:
     Path(path).write_text("".join(f"{q.text}\t{q.frequency:g}\n" for q in queries), encoding="utf-8")
 
 
-def headings(html: str) -> list[str]:
-    """The texts of a page's title and h1–h3 headings."""
-    return [" ".join(_TAG.sub(" ", match.group(2)).split()) for match in _HEADING.finditer(html)]
+def headings(html: str, tags: tuple[str, ...] = ("title", "h1", "h2", "h3")) -> list[str]:
+    """The texts of a page's title and h1–h3 headings (or of the *tags* given), in page order.
+
+    >>> headings("<title>Arrays — PHP Manual</title><h1>Arrays</h1><h2>Functions</h2>", ("h1",))
+    ['Arrays']
+    """
+    return [" ".join(_TAG.sub(" ", match.group(2)).split()) for match in _HEADING.finditer(html)
+            if match.group(1).lower() in tags]
 
 
 def generate_workload(
@@ -82,6 +87,68 @@ def generate_workload(
 ) -> list[Query]:
     """*size* queries (about *single_term_share* of one term) with Zipf
     frequencies (total 1,000,000, so they read as counts)."""
+    rng = random.Random(seed)
+    chosen = _draw_from_headings(pages_html, analyzer, size, single_term_share, rng, set())
+    if not chosen:
+        raise WorkloadError("the pages have no title or heading words to draw queries from")
+    rng.shuffle(chosen)
+    return _zipf(chosen, zipf_s)
+
+
+def head_tail_workload(
+    names: Iterable[str],
+    pages_html: Iterable[str],
+    texts: Iterable[str],
+    analyzer: TermAnalyzer,
+    size: int = 500,
+    head: int = 50,
+    single_term_share: float = 0.6,
+    zipf_s: float = 1.0,
+    seed: int = 0,
+) -> list[Query]:
+    """A workload whose most frequent queries are the names people look up.
+
+    The head: the *head* *names* (pages' own names — function and book names
+    in a manual, say) that the *texts* mention most (the pages holding the
+    name as a word; for a name of several words, its rarest word), most
+    mentioned first; a name on more than half of the texts is the site's
+    own navigation and left out. The tail: *size* − *head* queries drawn from the
+    headings of *pages_html* as :func:`generate_workload` draws them,
+    shuffled. Zipf frequencies over head then tail, so the head carries most
+    of the traffic. Give it pages of a past window only, and nothing of the
+    weeks a benchmark reports leaks into the workload.
+    """
+    mentions: Counter[str] = Counter()
+    pages = 0
+    for text in texts:
+        mentions.update(set(re.findall(r"\w+", text.lower())))
+        pages += 1
+    popularity: dict[str, int] = {}
+    for name in names:
+        words = re.findall(r"\w+", name.lower())
+        if words and analyzer.terms(name) and name.lower() not in popularity:
+            popularity[" ".join(name.lower().split())] = min(mentions[word] for word in words)
+    ranked = sorted(popularity.items(), key=lambda item: (-item[1], item[0]))  # not the dict's order: it is seeded
+    # A name on most pages is the site's own (its navigation), not one people look up.
+    top = [name for name, count in ranked if 0 < count <= pages / 2][:head]
+    rng = random.Random(seed)
+    tail = _draw_from_headings(pages_html, analyzer, size - len(top), single_term_share, rng, set(top))
+    rng.shuffle(tail)
+    if not top and not tail:
+        raise WorkloadError("the pages have no names or headings to draw queries from")
+    return _zipf(top + tail, zipf_s)
+
+
+def _zipf(queries: list[str], zipf_s: float) -> list[Query]:
+    """Frequencies f(rank) ∝ rank^(−s), in list order, totalling 1,000,000."""
+    weights = [1.0 / (rank**zipf_s) for rank in range(1, len(queries) + 1)]
+    scale = 1_000_000 / sum(weights)
+    return [Query(text, round(weight * scale, 3)) for text, weight in zip(queries, weights, strict=True)]
+
+
+def _draw_from_headings(pages_html: Iterable[str], analyzer: TermAnalyzer, size: int, single_term_share: float,
+                        rng: random.Random, exclude: set[str]) -> list[str]:
+    """*size* queries from the pages' headings: single terms and 2–3-word phrases."""
     single: Counter[str] = Counter()
     phrases: Counter[str] = Counter()
     for html in pages_html:
@@ -92,16 +159,10 @@ def generate_workload(
             seen_single.update(words)
             for width in (2, 3):
                 seen_phrases.update(" ".join(words[i : i + width]) for i in range(len(words) - width + 1))
-        single.update(seen_single)
-        phrases.update(seen_phrases)
-    rng = random.Random(seed)
-    chosen = _draw(single, round(size * single_term_share), rng) + _draw(phrases, size - round(size * single_term_share), rng)
-    if not chosen:
-        raise WorkloadError("the pages have no title or heading words to draw queries from")
-    rng.shuffle(chosen)
-    weights = [1.0 / (rank**zipf_s) for rank in range(1, len(chosen) + 1)]
-    scale = 1_000_000 / sum(weights)
-    return [Query(text, round(weight * scale, 3)) for text, weight in zip(chosen, weights, strict=True)]
+        single.update(seen_single - exclude)
+        phrases.update(seen_phrases - exclude)
+    singles = round(size * single_term_share)
+    return _draw(single, singles, rng) + _draw(phrases, size - singles, rng)
 
 
 def _draw(candidates: Counter[str], count: int, rng: random.Random) -> list[str]:

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-    from crawlproject.refresh.quality import GainMeter, VersionIndex
+    from crawlproject.refresh.gain import GainMeter
+    from crawlproject.refresh.quality import VersionIndex
     from crawlproject.refresh.state import RefreshedPage
 
 logger = logging.getLogger(__name__)
@@ -120,7 +121,10 @@ class RefreshSpider(FocusedSpider):
         self._rows: dict[str, int] = {}
         if self.workload is not None:
             self._measure(pages)
-        chosen = [pages[i] for i in self.policy.choose([page.state for page in pages], self.now, self.budget)]
+        # The budget is spent once per period (days since the last run): SBR's optimal
+        # frequencies are per day, so a weekly run of B pages is a rate of B/7 a day.
+        period = self.refresh.period(self.now)
+        chosen = [pages[i] for i in self.policy.choose([page.state for page in pages], self.now, self.budget, period)]
         self.chosen = {page.url: page for page in chosen}
         self.seed_urls = [page.url for page in chosen]
         self.counts: Counter[str] = Counter()
@@ -129,7 +133,8 @@ class RefreshSpider(FocusedSpider):
 
     def _measure(self, pages: list[RefreshedPage]) -> None:
         """The repository's current versions indexed for ΔQ (user-centric) and exposure (EBR)."""
-        from crawlproject.refresh.quality import GainMeter, QualityMeter, VersionIndex, exposure
+        from crawlproject.refresh.gain import GainMeter
+        from crawlproject.refresh.quality import QualityMeter, VersionIndex, exposure
 
         assert self.workload is not None
         texts = [self._stored_text(page) for page in pages]
@@ -216,6 +221,7 @@ class RefreshSpider(FocusedSpider):
             log.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def closed(self, reason: str) -> None:
+        self.refresh.runs.append(self.now)
         self.refresh.save()
         logger.info("Refreshed %d of %d pages (%s policy): %d changed, %d unchanged, %d deleted, %d failed; "
                     "state in %s", sum(self.counts.values()), len(self.refresh.pages), self.policy.name,

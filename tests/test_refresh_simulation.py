@@ -1,0 +1,126 @@
+"""The refresh simulation (issue 31) on a small dated web made by hand: the
+week-0 repository is what a crawl from the root reaches, a workload built
+from a past window knows nothing of later weeks, Q is 1 when every page is
+refreshed every week, a budget search may stop a run early, and the
+user-centric runs index what they refresh into a real search collection."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from crawlproject.refresh.gain import GainMeter
+from crawlproject.refresh.policies import policy_named
+from crawlproject.refresh.quality import QualityMeter, VersionIndex
+from crawlproject.refresh.simulate import RefreshSimulation, load_evolving_web, window_workload
+from crawlproject.refresh.workload import Query
+from crawlproject.search.collection import Collection
+from crawlproject.web.text import TermAnalyzer
+
+START = datetime(2004, 6, 7, tzinfo=UTC)
+SITE = "http://manual.test/"
+
+
+def page(name: str, text: str, links: tuple[str, ...] = ()) -> bytes:
+    anchors = "".join(f'<a href="{SITE}{target}.html">{target}</a> ' for target in links)
+    return f"<html><head><title>{name} manual</title></head><body><h1>{name}</h1><p>{text}</p>{anchors}</body></html>".encode()
+
+
+@pytest.fixture(scope="module")
+def warc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Eight pages over ten weeks: a root, two books, four functions (one
+    changing weekly, one deleted at week 3), an orphan, and a page created at
+    week 6 whose name ("zebra") is everywhere after it."""
+    versions: list[tuple[int, str, int, bytes]] = [  # (week, page, status, body)
+        (0, "home", 200, page("home", "the manual", ("strings", "arrays"))),
+        (0, "strings", 200, page("strings", "string functions", ("strlen", "substr"))),
+        (0, "arrays", 200, page("arrays", "array functions", ("sort", "count"))),
+        (0, "strlen", 200, page("strlen", "length of a string strlen")),
+        (0, "substr", 200, page("substr", "part of a string substr")),
+        (0, "sort", 200, page("sort", "sort an array in place")),
+        (0, "count", 200, page("count", "count the elements of an array")),
+        (0, "orphan", 200, page("orphan", "nobody links here")),
+        (3, "substr", 404, b"gone"),
+        (6, "zebra", 200, page("zebra", "zebra zebra zebra stripes")),
+        (6, "home", 200, page("home", "the manual zebra", ("strings", "arrays", "zebra"))),
+    ]
+    versions += [(week, "sort", 200, page("sort", f"sort an array in place version {week} " + "stable " * week))
+                 for week in range(1, 10)]
+    path = tmp_path_factory.mktemp("dated") / "dated.warc.gz"
+    with path.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for week, name, status, body in sorted(versions, key=lambda version: version[0]):
+            when = (START + timedelta(weeks=week)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            headers = StatusAndHeaders(f"{status} X", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                                       protocol="HTTP/1.0")
+            writer.write_record(writer.create_warc_record(f"{SITE}{name}.html", "response", payload=BytesIO(body),
+                                                          length=len(body), http_headers=headers,
+                                                          warc_headers_dict={"WARC-Date": when}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def simulation(warc: Path, tmp_path_factory: pytest.TempPathFactory) -> RefreshSimulation:
+    web = load_evolving_web(warc, cache_dir=tmp_path_factory.mktemp("cache"))
+    analyzer = TermAnalyzer()
+    index = VersionIndex(web.texts, analyzer)
+    workload = [Query("sort", 10.0), Query("string", 5.0), Query("array", 3.0), Query("zebra", 8.0), Query("count array", 2.0)]
+    held = web.reachable(web.start, [f"{SITE}home.html"])
+    return RefreshSimulation(web, index, QualityMeter(index, workload), GainMeter(index, workload), 0.1, held)
+
+
+def test_the_repository_is_what_a_week_0_crawl_reaches(simulation: RefreshSimulation) -> None:
+    web = simulation.web
+    held = {web.urls[page].removeprefix(SITE) for page in simulation.held}
+    assert held == {f"{name}.html" for name in ("home", "strings", "arrays", "strlen", "substr", "sort", "count")}
+    assert web.names[web.urls.index(f"{SITE}strlen.html")] == "strlen"  # the page's h1
+    with pytest.raises(ValueError, match="not in the corpus"):
+        web.reachable(web.start, ["http://elsewhere.test/"])
+
+
+def test_a_window_workload_knows_nothing_of_later_weeks(simulation: RefreshSimulation) -> None:
+    early = {query.text for query in window_workload(simulation.web, 4, TermAnalyzer(), size=20, head=5)}
+    late = {query.text for query in window_workload(simulation.web, 8, TermAnalyzer(), size=20, head=5)}
+    assert "zebra" not in early and "stripes" not in early  # created at week 6
+    assert "zebra" in late
+
+
+def test_refreshing_every_page_every_week_keeps_q_at_one(simulation: RefreshSimulation) -> None:
+    everything = simulation.run(policy_named("uniform"), len(simulation.held), 9)
+    assert [week.quality for week in everything.weeks] == pytest.approx([1.0] * 9)
+    assert all(week.stale == 0 for week in everything.weeks)
+    assert everything.weeks[5].quality_web < 1.0  # zebra, created at week 6, is on the web only
+    assert sum(week.deleted for week in everything.weeks) == 1  # substr, found gone at week 3
+    nothing = simulation.run(policy_named("uniform"), 0, 9)
+    assert nothing.weeks[0].stale > 0  # sort changed at week 1 (its rank for "sort" did not: Q stays 1)
+    assert nothing.weeks[1].quality == pytest.approx(1.0)
+    assert nothing.weeks[2].quality < 1.0  # substr, gone at week 3, still answers "string" from the repository
+    assert nothing.chosen == [[]] * 9
+    assert nothing.mean_stale() > 0 and nothing.lowest_quality(3) < nothing.mean_quality(1, 2) == pytest.approx(1.0)
+    stopped = simulation.run(policy_named("uniform"), 0, 9, stop_below=(2, 0.9999))
+    assert stopped.stopped == 3 and len(stopped.weeks) == 3  # the first week below
+    later = simulation.run(policy_named("uniform"), 0, 9, stop_below=(5, 0.9999))
+    assert later.stopped == 5  # weeks before the reported ones do not stop it
+
+
+def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: RefreshSimulation, tmp_path: Path) -> None:
+    collection = Collection(tmp_path / "collection", create=True)
+    outcome = simulation.run(policy_named("user-centric"), 2, 9, collection)
+    assert outcome.indexing_seconds > 0 and outcome.measuring_seconds > 0 and outcome.refits > 0
+    sort_url = f"{SITE}sort.html"
+    stored = collection.page(sort_url)
+    assert stored is not None and stored["title"] == "sort"
+    repository = outcome.final
+    assert repository is not None
+    sort_page = simulation.web.urls.index(sort_url)
+    assert stored["text"] == simulation.web.texts[int(repository[sort_page])]  # the version it last fetched
+    assert int(repository[sort_page]) != simulation.web.timeline[sort_page][0][1]  # a refreshed one
+    assert collection.page(f"{SITE}orphan.html") is None  # never crawled, never indexed
+    assert sorted(np.unique([page for week in outcome.chosen for page in week]).tolist()) == list(range(len(simulation.held)))
+    collection.close()
