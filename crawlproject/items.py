@@ -30,6 +30,7 @@ class PageItem(scrapy.Item):
     status = scrapy.Field()  # HTTP status, None when the fetch failed
     error = scrapy.Field()  # why the fetch failed, else None
     order = scrapy.Field()  # 1 for the first page fetched, 2 for the next, …
+    popped = scrapy.Field()  # the frontier's order: 1 for the first request this crawl process popped (None: not popped)
     depth = scrapy.Field()  # link distance from a seed
     parent_url = scrapy.Field()  # page the link was found on (None for seeds)
     score = scrapy.Field()  # frontier score when popped (None for seeds)
@@ -61,6 +62,7 @@ class PageItem(scrapy.Item):
             status=response.status,
             error=None,
             order=order,
+            popped=meta.get(keys.POPPED),
             depth=meta.get("depth", 0),
             parent_url=meta.get(keys.PARENT),
             score=finite(meta.get(keys.SCORE)),
@@ -90,6 +92,7 @@ class PageItem(scrapy.Item):
             status=None,
             error=f"{getattr(failure.type, '__name__', 'Error')}: {failure.getErrorMessage()}"[:500],
             order=order,
+            popped=request.meta.get(keys.POPPED),
             depth=request.meta.get("depth", 0),
             parent_url=request.meta.get(keys.PARENT),
             score=finite(request.meta.get(keys.SCORE)),

@@ -86,6 +86,7 @@ class FrontierScheduler(BaseScheduler):
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self.counts = StatsBuffer(self.stats, gauges=self._gauges, keep_max=frozenset({"frontier/queued"}))
         self._last_score: float | None = None
+        self._popped = 0  #: requests popped from the frontier by this process
         self.codec: RequestCodec | None = None
         self._continuations: deque[Request] = deque()
         self._fetches: dict[str, _Fetch] = {}
@@ -151,6 +152,8 @@ class FrontierScheduler(BaseScheduler):
             request = self.codec.decode(entry)
             self._fetches[entry.key] = _Fetch()
             self._last_score = entry.score
+            self._popped += 1
+            request.meta[keys.POPPED] = self._popped
         self.counts.inc("scheduler/dequeued")
         return request
 

@@ -14,6 +14,10 @@ SCORE = "focus_score"
 #: so that it is computed once per link. Ignored when the request's URL is
 #: not *url* any more (a redirect copies the meta of its original).
 KEY = "focus_key"
+#: 1 for the first request this process's scheduler popped, 2 for the next, …:
+#: the frontier's order (the history's ``order`` is the order pages were
+#: processed, which concurrent fetches shuffle).
+POPPED = "focus_popped"
 #: The frontier key whose lease a request is fetched under. A retry or a
 #: redirect carries it on: it is the same fetch.
 LEASE = "focus_lease"
@@ -45,4 +49,4 @@ MAX_BYTES = "focus_max_bytes"
 ANY_CONTENT_TYPE = "focus_any_content_type"
 
 #: Keys the scheduler recomputes and so never stores in the frontier.
-RECOMPUTED = frozenset({SCORE, KEY, LEASE})
+RECOMPUTED = frozenset({SCORE, KEY, LEASE, POPPED})
