@@ -256,9 +256,10 @@ class RedisFrontier:
             else:
                 self._batch_payloads.add(pid)
         found = url if url is not None and url != key else ""
+        key_fingerprint = fingerprint(key)
         self._pushes.append((
-            fingerprint(key), _tail(key, found), "0" if self.fifo else repr(-(score + 0.0)),
-            pid, blob, "1" if force else "0", fingerprint(found or key),
+            key_fingerprint, _tail(key, found), "0" if self.fifo else repr(-(score + 0.0)),
+            pid, blob, "1" if force else "0", fingerprint(found) if found else key_fingerprint,
         ))
         if len(self._pushes) >= self.batch:
             self.flush()
