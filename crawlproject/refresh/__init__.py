@@ -9,9 +9,14 @@
 * :mod:`~crawlproject.refresh.workload` — a query workload (``query<TAB>frequency``)
   and a generator that derives one from a corpus's own text;
 * :mod:`~crawlproject.refresh.quality` — repository quality Q(W_L) against
-  the live web, the per-query score→rank maps F_q and the gain ΔQ of a refresh;
+  the live web;
+* :mod:`~crawlproject.refresh.gain` — the gain ΔQ of a refresh: the per-term
+  score→rank maps F_w, refitted from a term → score index kept beside the
+  search collection;
 * :mod:`~crawlproject.refresh.policies` — refresh policies, one class each
   (uniform, staleness-based, embarrassment-based, user-centric);
 * :mod:`~crawlproject.refresh.simulate` — a repository refreshed week by
-  week on a dated WARC, for the benchmark.
+  week on a dated WARC, for the benchmark (and its state, handed to the
+  refresh spider);
+* :mod:`~crawlproject.refresh.state` — what the refresh spider keeps between runs.
 """
