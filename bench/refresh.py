@@ -47,6 +47,7 @@ from crawlproject.refresh.quality import QualityMeter, VersionIndex
 from crawlproject.refresh.simulate import (
     Outcome,
     RefreshSimulation,
+    Week,
     load_evolving_web,
     window_workload,
 )
@@ -233,18 +234,18 @@ def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int]
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     def runs(workload: str, policy: str) -> list[tuple[Cell, Outcome]]:
         return sorted(((c, o) for c, o in outcomes.items() if c.workload == workload and c.policy == policy
-                       and c.stop_below is None and c.weeks > tune_weeks and 0 < c.budget < held and not c.timed),
+                       and c.stop_below is None and c.weeks > tune_weeks and 0 < c.budget < held),
                       key=lambda item: item[0].budget)
 
     paths = []
     figure, axes = plt.subplots(1, len(workloads), figsize=(5.2 * len(workloads), 3.6), squeeze=False)
     for axis, workload in zip(axes[0], workloads, strict=True):
         for cell, outcome in outcomes.items():
-            if cell.workload == workload and cell.stop_below is None and cell.weeks > tune_weeks and cell.budget in (0, shown) \
-                    and not cell.timed:
+            if cell.workload == workload and cell.stop_below is None and cell.weeks > tune_weeks and cell.budget in (0, shown):
                 axis.plot([w.week for w in outcome.weeks], [w.quality for w in outcome.weeks], linewidth=0.9,
                           label="no refresh" if cell.budget == 0 else cell.policy, color="black" if cell.budget == 0 else None)
         axis.axvline(tune_weeks + 0.5, color="grey", linestyle=":", linewidth=1)
@@ -264,6 +265,9 @@ def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int]
         for target in TARGETS:
             axis.axhline(target, color="grey", linestyle=":", linewidth=1)
         axis.set_xscale("log")
+        axis.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:.2g}"))
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_xticks([100 * budget / held for budget in budgets])
         axis.set_title(f"{workload} workload", fontsize=9)
         axis.set_xlabel("refreshes a week (% of the repository)")
         axis.set_ylabel(f"mean Q, weeks {tune_weeks + 1}+")
@@ -273,6 +277,19 @@ def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int]
     figure.savefig(paths[-1], dpi=110)
     plt.close(figure)
     return paths
+
+
+def replot(out: Path, tune_weeks: int) -> int:
+    """The plots again, from a finished run's results.json."""
+    records = json.loads((out / "results.json").read_text())
+    outcomes = {Cell(r["workload"], r["policy"], r["budget"], r["tau"], len(r["weeks"]), None, r["timed"]):
+                Outcome(r["policy"], r["budget"], r["tau"], [Week(**week) for week in r["weeks"]]) for r in records}
+    held = max(cell.budget for cell in outcomes)  # the run that refreshed every page every week
+    budgets = sorted({cell.budget for cell in outcomes if 0 < cell.budget < held})
+    names = list(dict.fromkeys(cell.workload for cell in outcomes))
+    for path in plot(outcomes, names, budgets, budgets[min(1, len(budgets) - 1)], held, tune_weeks, out):
+        print(path)
+    return 0
 
 
 def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
@@ -292,8 +309,11 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     parser.add_argument("--no-search", action="store_true", help="skip the search for the budgets that hold the targets")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--replot", action="store_true", help="redraw the plots from --out's results.json, run nothing")
     args = parser.parse_args()
     started = time.monotonic()
+    if args.replot:
+        return replot(args.out or ROOT / "bench" / "results" / f"refresh-{args.corpus.name}", args.tune_weeks)
     warcs = sorted(args.corpus.glob("*.warc.gz")) + sorted(args.corpus.glob("*.warc"))
     if not warcs:
         raise SystemExit(f"{args.corpus} holds no WARC")
@@ -407,13 +427,14 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     lines += ["", "The user-centric measurement (the term → score index's postings, the F_w refits of the terms whose "
               "scores moved, ΔQ per refresh) against real indexing of the same refreshed pages into a search collection "
               "(SQLite store + tantivy, committed weekly), all weeks of the run:", "",
-              "| refreshes a week | measurement (s) | indexing (s) | overhead | F_w refitted a week (of "
-              f"{len(_SIMULATIONS[names[0]].gains.frequency)} single-term queries) |", "|---|---:|---:|---:|---:|"]
+              "| refreshes a week | measurement (s) | indexing (s) | overhead | F_w refitted a week (of the workload's "
+              "single-term queries) |", "|---|---:|---:|---:|---:|"]
     for workload in names:
         for budget in budgets:
             timed = next(o for c, o in outcomes.items() if c.timed and c.workload == workload and c.budget == budget)
             lines.append(f"| {workload}, {budget} | {timed.measuring_seconds:.2f} | {timed.indexing_seconds:.2f} | "
-                         f"{100 * timed.measuring_seconds / timed.indexing_seconds:.0f} % | {timed.refits / args.weeks:.0f} |")
+                         f"{100 * timed.measuring_seconds / timed.indexing_seconds:.0f} % | {timed.refits / args.weeks:.0f} "
+                         f"(of {len(_SIMULATIONS[workload].gains.frequency)}) |")
     plots = plot(outcomes, names, budgets, shown, held, args.tune_weeks, out)
     lines += [""] + [f"![{path.stem}]({os.path.relpath(path, ROOT)})" for path in plots]
     (out / "results.json").write_text(json.dumps([
