@@ -197,7 +197,7 @@ def rss_child(name: str, n: int) -> None:
 
 def rss_of(name: str, n: int) -> dict[str, int]:
     completed = subprocess.run(  # noqa: S603
-        [sys.executable, __file__, "--rss-child", name, "--sizes", str(n)],
+        [sys.executable, "-m", "bench.frontier", "--rss-child", name, "--sizes", str(n)],
         capture_output=True, text=True, check=True, cwd=ROOT,
     )
     result: dict[str, int] = json.loads(completed.stdout.strip().splitlines()[-1])
