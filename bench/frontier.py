@@ -188,11 +188,13 @@ def rss_child(name: str, n: int) -> None:
 
     spider = make_spider()
     queue = contender(name, spider)
+    gc.collect()
+    before = psutil.Process().memory_info().rss  # interpreter, Scrapy, an empty queue
     for request in requests(n, spider):
         queue.push(request)
     gc.collect()
     queued = len(queue.scheduler) if hasattr(queue, "scheduler") else len(queue.heap)
-    print(json.dumps({"rss": psutil.Process().memory_info().rss, "queued": queued}))
+    print(json.dumps({"rss": psutil.Process().memory_info().rss, "before": before, "queued": queued}))
 
 
 def rss_of(name: str, n: int) -> dict[str, int]:
@@ -239,7 +241,8 @@ def main() -> int:
         gc.collect()
     memory = {name: rss_of(name, args.rss_size) for name in CONTENDERS}
     for name, m in memory.items():
-        print(f"RSS at {m['queued']:,} queued: {name} {m['rss'] / 2**20:,.0f} MiB = {m['rss'] / m['queued']:.0f} B/URL", flush=True)
+        print(f"RSS at {m['queued']:,} queued: {name} {m['rss'] / 2**20:,.0f} MiB = {m['rss'] / m['queued']:.0f} B/URL; "
+              f"growth {(m['rss'] - m['before']) / m['queued']:.0f} B/URL", flush=True)
     table = [
         "| queued URLs | ours ops/s | stock default ops/s | stock ScrapyPriorityQueue ops/s | heapq ops/s "
         "| ours time ÷ heapq | stock default time ÷ ours | stock ScrapyPQ time ÷ ours |",
@@ -260,12 +263,14 @@ def main() -> int:
         for n, t in rows
     ]
     memory_rows = "\n".join(
-        f"| {LABELS[name]} | {m['queued']:,} | {m['rss'] / 2**20:,.0f} MiB | {m['rss'] / m['queued']:.0f} |"
+        f"| {LABELS[name]} | {m['queued']:,} | {m['rss'] / 2**20:,.0f} MiB | {m['rss'] / m['queued']:.0f} "
+        f"| {(m['rss'] - m['before']) / m['queued']:.0f} |"
         for name, m in memory.items()
     )
     body = (
         "### Scheduler: enqueue + dequeue throughput, and memory at 1M queued URLs\n\n"
-        f"Command: `.venv/bin/python -m bench.frontier --sizes {args.sizes} --repeats {args.repeats}`"
+        f"Command: `.venv/bin/python -m bench.frontier --sizes {args.sizes} --repeats {args.repeats} "
+        f"--rss-size {args.rss_size}`"
         f" — every contender gets the same Requests, built as our spiders build them (callbacks "
         f"on the spider; score, key, parent page shared by {LINKS_PER_PAGE} links, depth in meta; "
         f"`priority = int(score × {QUANTUM})` for the stock queues). Time is the median of "
@@ -278,7 +283,9 @@ def main() -> int:
         + "\n".join(structure_table)
         + "\n\nRSS of a fresh process that built "
         f"{args.rss_size:,} Requests one at a time and enqueued each (interpreter and Scrapy "
-        "included: *all in*):\n\n| contender | queued | RSS | bytes per queued URL |\n|---|---:|---:|---:|\n"
+        "included), and its growth from the empty queue to the last push, per queued URL — the entry, its "
+        "Request's payload and its seen-set entry, *all in*:\n\n| contender | queued | RSS | RSS per queued URL "
+        "| growth per queued URL |\n|---|---:|---:|---:|---:|\n"
         + memory_rows
     )
     if not args.no_write:
