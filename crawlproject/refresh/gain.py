@@ -157,7 +157,7 @@ class TermScoreIndex:
 class GainMeter:
     """ΔQ of refreshing a page, from its old and new versions' rows, with
     F_w fitted to the repository: all at once (:meth:`fit`), or kept up to
-    date as pages are indexed (:meth:`track`, :meth:`put`, :meth:`refit`)."""
+    date as pages are indexed (:meth:`track`, :meth:`refresh`, :meth:`refit`)."""
 
     def __init__(self, index: VersionIndex, workload: Sequence[Query]):
         self.index = index
@@ -168,8 +168,12 @@ class GainMeter:
             if len(terms) == 1 and (term := terms.pop()) in columns:
                 column = int(columns[term])
                 self.frequency[column] = self.frequency.get(column, 0.0) + query.frequency
-        self.maps: dict[int, ScoreRankMap] = {}
         self.terms = TermScoreIndex(self.frequency)
+
+    @property
+    def maps(self) -> dict[int, ScoreRankMap]:
+        """F_w per term column: the term index's, whichever way they were fitted."""
+        return self.terms.maps
 
     def fit(self, repository: Sequence[int] | np.ndarray) -> None:
         """Refit every F_w to the repository's versions (a full refit)."""
@@ -185,7 +189,6 @@ class GainMeter:
         """Start the term → score index from the repository's versions (page
         keys: positions in *repository*) and fit every F_w."""
         self.terms = TermScoreIndex(self.frequency)
-        self.maps = self.terms.maps
         for page, version in enumerate(np.asarray(repository).tolist()):
             self.terms.put(page, self.index.matrix[version])
         self.terms.refit()
@@ -212,7 +215,7 @@ class GainMeter:
     def _gain(self, old_scores: dict[int, float], new_scores: dict[int, float]) -> float:
         total = 0.0
         for column in (old_scores.keys() | new_scores.keys()) & self.frequency.keys():
-            rank_map = self.maps.get(column) or ScoreRankMap([], 0)
+            rank_map = self.maps[column]
             now = new_scores.get(column, 0.0)
             before = old_scores.get(column, 0.0)
             seen_now = rank_map(now) ** -1.5 if now > 0 else 0.0
