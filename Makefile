@@ -32,6 +32,8 @@ lint: setup
 
 test: setup lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	# Scrapy's own scheduler and engine tests, with our scheduler as Scrapy's
+	$(BIN)/python -m scripts.scrapy_contract --workers $(TEST_WORKERS)
 
 # Reproduces the frontier and throughput tables of BENCHMARKS.md, with the
 # arguments recorded there (each script rewrites its own section).

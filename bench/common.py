@@ -1,4 +1,14 @@
-"""Shared by the benchmarks: machine facts and writing a BENCHMARKS.md section."""
+"""Shared by the benchmarks: machine facts, and writing a benchmark's section.
+
+Every benchmark writes its full section to ``bench/results/sections/<name>.md``
+(:func:`write_section`); ``BENCHMARKS.md`` is the page people read first: one
+row per benchmark with its headline figure, its target, when and at which
+commit it was measured, its command and a link to the section — rebuilt from
+the sections each time one is written (:func:`build_index`). A section's
+headline and target live in it, as two HTML comments its benchmark (or a
+person, after reading the run) writes: ``<!-- figure: … -->`` and
+``<!-- target: … -->``.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +16,23 @@ import os
 import platform
 import re
 import statistics
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "BENCHMARKS.md"
+SECTIONS = ROOT / "bench" / "results" / "sections"
+
+#: The order of the index: the groups a reader looks for, then the rest by name.
+GROUPS = (
+    ("Scheduler and frontier", ("slots", "spill", "frontier", "throughput", "long-crawl", "resilience")),
+    ("Distributed crawling", ("distributed", "distributed-synthetic")),
+    ("Demo", ("demo",)),
+    ("Crawl quality", ("learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
+                       "focused-", "queries-", "infospiders-", "link-value-")),
+    ("Refresh and search", ("refresh-", "symbiosis-")),
+)
 
 
 def machine() -> str:
@@ -30,12 +52,84 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def write_section(name: str, body: str) -> None:
-    """Replace (or add) the section between this benchmark's markers."""
-    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+def commit() -> str:
+    """The checkout's commit (``+`` when the work tree differs from it)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
+def write_section(name: str, body: str, figure: str = "", target: str = "") -> None:
+    """Write benchmark *name*'s section (its stamp first), then the index.
+    *figure* and *target* are its headline; without them the section keeps
+    the ones it had (a person's reading of an earlier run: check them)."""
+    path = SECTIONS / f"{name}.md"
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    figure = figure or _comment(old, "figure")
+    target = target or _comment(old, "target")
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    block = f"{start}\n_Measured {stamp} on {machine()}._\n\n{body.strip()}\n{end}"
-    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    BENCHMARKS.write_text(text, encoding="utf-8")
+    head = f"<!-- figure: {figure} -->\n<!-- target: {target} -->\n" if figure or target else ""
+    SECTIONS.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{head}_Measured {stamp} on {machine()}, code at {commit()}._\n\n{body.strip()}\n",
+                    encoding="utf-8")
+    build_index()
+
+
+def build_index() -> None:
+    """BENCHMARKS.md: one row per section, grouped, newest figures only."""
+    sections = {path.stem: path.read_text(encoding="utf-8") for path in sorted(SECTIONS.glob("*.md"))}
+    placed: set[str] = set()
+    lines = [
+        "# Benchmarks",
+        "",
+        "Every current figure, one row per benchmark: the headline, its target (from the issue that "
+        "asked for it), when and at which commit it was measured, and the command that measures it "
+        "again. The full section — tables, every run, plots and a reading — is behind the link "
+        "(`bench/results/sections/`). A benchmark that is run again replaces its section and its row; "
+        "nothing older stays beside it. Ratios are measured within one run: the machine is shared "
+        "and noisy.",
+        "",
+    ]
+    for title, prefixes in GROUPS:
+        names = [n for n in sections if n not in placed and any(n == p or (p.endswith("-") and n.startswith(p))
+                                                                    for p in prefixes)]
+        if not names:
+            continue
+        placed.update(names)
+        lines += [f"## {title}", "", "| benchmark | headline | target | measured | command |", "|---|---|---|---|---|"]
+        lines += [_row(name, sections[name]) for name in names]
+        lines.append("")
+    rest = [n for n in sections if n not in placed]
+    if rest:
+        lines += ["## Other", "", "| benchmark | headline | target | measured | command |", "|---|---|---|---|---|"]
+        lines += [_row(name, sections[name]) for name in rest]
+        lines.append("")
+    BENCHMARKS.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _row(name: str, text: str) -> str:
+    measured = re.search(r"_Measured (\d{4}-\d\d-\d\d)[^_]*?(?:code at ([0-9a-f]{7,}\+?))?\._", text)
+    date = measured[1] if measured else "—"
+    code = measured[2] if measured and measured[2] else (_code_named(text) or "—")
+    command = re.search(r"`((?:\.venv/bin/)?(?:python|make)[^`]*)`", text)
+    shown = command[1] if command else "—"
+    if len(shown) > 90:
+        shown = shown[:87] + "…"
+    cell = lambda value: value.replace("|", "\\|") or "—"  # noqa: E731
+    return (f"| [{name}](bench/results/sections/{name}.md) | {cell(_comment(text, 'figure'))} "
+            f"| {cell(_comment(text, 'target'))} | {date}, {code} | `{cell(shown)}` |")
+
+
+def _comment(text: str, field: str) -> str:
+    found = re.search(rf"<!-- {field}: (.*?) -->", text)
+    return found[1].strip() if found else ""
+
+
+def _code_named(text: str) -> str:
+    found = re.search(r"(?:code at|measured at|Measured at) ([0-9a-f]{7})", text)
+    return found[1] if found else ""

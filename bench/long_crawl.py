@@ -234,7 +234,7 @@ def report(results: list[dict[str, Any]]) -> str:
         "| spider | pages | first window (pages/s) | median window | last window | last ÷ first | "
         "CPU ms per page, first → last window (ratio) | RSS at ¼ / ½ / ¾ / end (MiB) | RSS max (MiB) | wall time |\n"
         "|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n" + "\n".join(rows) + "\n\n" + "\n".join(notes) +
-        "\n\n![pages/s and RSS over the long crawls](bench/results/long-crawl/long-crawl.png)\n"
+        "\n\n![pages/s and RSS over the long crawls](../long-crawl/long-crawl.png)\n"
     )
 
 

@@ -16,6 +16,7 @@ tables into BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import random
 import sys
@@ -25,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, write_section
+from bench.common import ROOT, SECTIONS, write_section
 from bench.runner import NEEDS_EXAMPLES, NEEDS_MODEL, CrawlJob, Variant, run_crawl_job
 from bench.topic_models import (
     PROTOCOLS,
@@ -257,7 +258,7 @@ def main() -> int:
     print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
     if not args.no_write:
         relative = out.relative_to(ROOT)
-        images = "\n".join(f"![{p.stem}]({p.relative_to(ROOT)})" for p in plots)
+        images = "\n".join(f"![{p.stem}]({os.path.relpath(p, SECTIONS)})" for p in plots)  # links from the section
         strategies_arg = f" --axis {args.axis} --query {args.query}" + (
             f" --scope {args.scope}" if args.scope != "any" else ""
         ) + (f" --train-scope {args.train_scope}" if args.train_scope else "") + (

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bench.common import ROOT, write_section
+from bench.common import ROOT, SECTIONS, write_section
 from crawlproject.refresh.gain import GainMeter
 from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, policy_named
 from crawlproject.refresh.quality import QualityMeter, VersionIndex
@@ -436,7 +436,7 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
                          f"{100 * timed.measuring_seconds / timed.indexing_seconds:.0f} % | {timed.refits / args.weeks:.0f} "
                          f"(of {len(_SIMULATIONS[workload].gains.frequency)}) |")
     plots = plot(outcomes, names, budgets, shown, held, args.tune_weeks, out)
-    lines += [""] + [f"![{path.stem}]({os.path.relpath(path, ROOT)})" for path in plots]
+    lines += [""] + [f"![{path.stem}]({os.path.relpath(path, SECTIONS)})" for path in plots]  # links from the section
     (out / "results.json").write_text(json.dumps([
         {"workload": c.workload, "policy": c.policy, "budget": c.budget, "tau": c.tau, "timed": c.timed,
          "stop_below": c.stop_below, "stopped": o.stopped, "indexing_seconds": o.indexing_seconds,

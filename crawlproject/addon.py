@@ -71,6 +71,10 @@ DOWNLOAD_HANDLER = "crawlproject.distributed.politeness.PoliteDownloadHandler"
 SCRAPY_SETTINGS: dict[str, Any] = {
     # The frontier owns the order (global best-first by float score).
     "SCHEDULER": "crawlproject.frontier.scheduler.FrontierScheduler",
+    # Requests are told apart by their canonical URL (SPEC §1), method and
+    # body, and the frontier filters repeats; a project may swap either.
+    "REQUEST_FINGERPRINTER_CLASS": "crawlproject.frontier.dupefilter.CanonicalRequestFingerprinter",
+    "DUPEFILTER_CLASS": "crawlproject.frontier.dupefilter.FrontierDupeFilter",
     "ROBOTSTXT_OBEY": True,
     # Scrapy's parser interface over Protego, reading Request-rate and Sitemap lines too.
     "ROBOTSTXT_PARSER": "crawlproject.middlewares.robotstxt.ProtegoRobotParser",

@@ -95,6 +95,10 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_FRONTIER_BACKEND": _str("crawlproject.frontier.memory.MemoryFrontier"),
     "FOCUS_FRONTIER_MAX": _int(100000, 1),
     "FOCUS_FRONTIER_ORDER": _choice("score", "score", "fifo"),
+    # Hand out the best request whose download slot can take one now (off: the global best)
+    "FOCUS_SLOT_AWARE": _bool(True),
+    # Past FOCUS_FRONTIER_MAX: spill the lowest-ranked to disk, or drop them (counted)
+    "FOCUS_FRONTIER_OVERFLOW": _choice("spill", "spill", "drop"),
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),
     "FOCUS_BATCH_SIZE": _int(1, 1),
     "FOCUS_REPEATABLE": _bool(False),

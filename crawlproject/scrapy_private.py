@@ -16,10 +16,11 @@ crawl.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from scrapy import Request
     from scrapy.crawler import Crawler
@@ -85,3 +86,54 @@ def downloads_in_flight(crawler: Crawler) -> int:
     """Requests the downloader holds now (``Downloader.active``)."""
     engine = engine_of(crawler)
     return len(engine.downloader.active) if engine is not None else 0
+
+
+
+def busy_slots(crawler: Crawler, handed_out: Mapping[str, int]) -> set[str]:
+    """The download slots that cannot start one more download now: as many
+    requests active (transferring or waiting in the slot) plus *handed_out*
+    (given to the engine, not in the downloader yet: the downloader
+    middlewares run first) as the slot's concurrency; or, for a slot with a
+    delay, one request outstanding or its delay not over since its last
+    download (``Downloader.slots``, ``Slot.active``, ``Slot.concurrency``,
+    ``Slot.delay``, ``Slot.lastseen``). A slot not made yet takes
+    ``CONCURRENT_REQUESTS_PER_DOMAIN`` requests, ``DOWNLOAD_DELAY`` apart."""
+    engine = engine_of(crawler)
+    downloader = getattr(engine, "downloader", None) if engine is not None else None
+    slots = getattr(downloader, "slots", None) or {}
+    now = time.monotonic()  # Slot.lastseen's clock
+    busy = set()
+    for key, slot in slots.items():
+        outstanding = len(slot.active) + handed_out.get(key, 0)
+        delay = getattr(slot, "delay", 0.0)
+        if outstanding >= getattr(slot, "concurrency", 1) or (
+            delay and (outstanding or now - getattr(slot, "lastseen", 0.0) < delay)
+        ):
+            busy.add(key)
+    if handed_out:
+        settings = crawler.settings
+        concurrency = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
+        delayed = settings.getfloat("DOWNLOAD_DELAY") > 0
+        busy.update(key for key, count in handed_out.items()
+                    if key not in slots and count and (delayed or count >= concurrency))
+    return busy
+
+
+def default_slot_key(request: Request) -> str:
+    """The download slot Scrapy's downloader gives *request* (without
+    ``CONCURRENT_REQUESTS_PER_IP``): its ``download_slot`` meta, else its host."""
+    from scrapy.core.downloader import Downloader
+    from scrapy.utils.httpobj import urlparse_cached
+
+    slot = request.meta.get(Downloader.DOWNLOAD_SLOT)
+    return str(slot) if slot is not None else urlparse_cached(request).hostname or ""
+
+
+def wake_engine(crawler: Crawler) -> None:
+    """Ask the engine to look for requests again now (``_Slot.nextcall``):
+    work that arrived off the reactor (a Redis round trip in a thread) is
+    taken at once, not at the engine's next heartbeat (5 s)."""
+    engine = engine_of(crawler)
+    slot = getattr(engine, "_slot", None) if engine is not None else None
+    if slot is not None:
+        slot.nextcall.schedule()

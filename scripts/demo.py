@@ -96,11 +96,16 @@ def crawl(label: str, spider: str, arguments: list[str], corpus: Path, pages: in
 
 
 def relevant_curve(folder: Path, labels: dict[str, str]) -> list[int]:
-    """Course pages found after each fetch, in the order fetched."""
+    """Course pages found after each fetch, in the order fetched — counted as
+    the crawl's summary counts them (the table): a near-copy of a page
+    fetched before brings nothing new."""
+    from crawlproject.corpus.labels import is_relevant
+
     found, curve = 0, []
     for line in (folder / "history.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        found += record["status"] == 200 and labels.get(record["canonical_url"], "").split("/")[0] == "course"
+        found += (record["status"] == 200 and not record.get("near_duplicate_of")
+                  and is_relevant(labels.get(record["canonical_url"]), ("course",)))
         curve.append(found)
     return curve
 

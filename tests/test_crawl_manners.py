@@ -143,12 +143,14 @@ def test_dead_host_is_recorded_as_a_failed_fetch(tmp_path: Path) -> None:
         "breadthfirst", tmp_path / "out", [dead], None,
         settings={"ROBOTSTXT_OBEY": False, "RETRY_TIMES": 0, "FOCUS_ALLOWED_NETWORKS": "127.0.0.0/8"},
     )
-    assert result.returncode == 0, result.log[-3000:]
+    # its only seed dead: the crawl fetched nothing, and says so (exit 1; issue 35)
+    assert result.returncode == 1, result.log[-3000:]
+    assert "no page was fetched" in result.log
     [record] = result.history
     assert record["status"] is None and "Connection" in record["error"]
     # with robots.txt on, an unreachable host is not fetched at all (RFC 9309)
     result = run_crawl("breadthfirst", tmp_path / "out2", [dead], None, settings={"RETRY_TIMES": 0, "FOCUS_ALLOWED_NETWORKS": "127.0.0.0/8"})
-    assert result.returncode == 0 and result.history == []
+    assert result.returncode == 1 and result.history == []
     assert "robotstxt/unreachable" in result.log
 
 

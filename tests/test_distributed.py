@@ -167,6 +167,52 @@ def test_a_slow_redis_never_stops_the_reactor_in_a_shared_politeness_crawl(
     assert result.summary["finish_reason"] == "closespider_itemcount"
 
 
+def test_a_slow_redis_never_stops_the_reactor_in_a_shared_frontier_crawl(
+    webkb_replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The shared frontier itself ~200 ms away per hop (issue 35): pops,
+    claims, acknowledgements and idle checks travel in a thread, so the
+    reactor keeps its timers (the frontier used to block it for every pop)."""
+    slow = SlowTcpProxy(int(redis_server.url.rsplit(":", 1)[1].split("/")[0]), delay=0.2)
+    try:
+        result = run_crawl(
+            "bestfirst", tmp_path / "crawl", UNIVERSITY_HOMES, webkb_replay.proxy_url, query=QUERY,
+            settings={
+                "REDIS_URL": f"redis://127.0.0.1:{slow.port}", "FOCUS_REDIS_KEY": "slow-frontier",
+                "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
+                "SCHEDULER_PERSIST": False, "CONCURRENT_REQUESTS": 8, "CLOSESPIDER_PAGECOUNT": 40,
+                "ROBOTSTXT_OBEY": False, "FOCUS_REDIS_IDLE_GRACE": 0,
+                "EXTENSIONS": json.dumps({"tests.probes.ReactorTicks": 0}), "REACTOR_TICK": 0.02,
+            },
+        )
+    finally:
+        slow.close()
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.history) == 40  # the budget, exactly
+    longest = int(re.search(r"'test/reactor_longest_gap_ms': (\d+)", result.log)[1])  # type: ignore[index]
+    assert longest < 300, longest  # one round trip held on the reactor would be ≥ 400 ms
+
+
+def test_downloads_go_on_while_redis_is_paused(redis_server: RedisServer, tmp_path: Path) -> None:
+    """``CLIENT PAUSE`` stops every Redis client for 2 s mid-crawl: the pages
+    already leased (in flight and prefetched) are fetched meanwhile."""
+    log = tmp_path / "access.log"
+    key = "paused:frontier"
+    client = redis.Redis.from_url(redis_server.url)
+    with ReplayProcess(str(WEBKB_WARC), access_log=str(log), latency_ms=20) as replay:
+        process = worker(replay.proxy_url, redis_server.url, key, tmp_path / "w", 150,
+                         FOCUS_SHARED_POLITENESS=False, DOWNLOAD_DELAY=0, CONCURRENT_REQUESTS=4,
+                         CONCURRENT_REQUESTS_PER_DOMAIN=4, FOCUS_REDIS_PREFETCH=32, SCHEDULER_PERSIST=False)
+        wait_for(lambda: len(read(log).splitlines()) >= 20, process, 120)
+        paused_at = time.time()
+        client.execute_command("CLIENT", "PAUSE", 2000, "ALL")
+        assert process.wait(timeout=300) == 0
+    arrivals = [t for t, _, _ in served(log)]
+    during = [t for t in arrivals if paused_at + 0.2 < t < paused_at + 1.9]
+    assert len(during) >= 8, (len(during), len(arrivals))
+    RedisFrontier(client, key, 1).clear()
+
+
 def test_workers_learn_one_link_learner_through_redis(redis_server: RedisServer, tmp_path: Path) -> None:
     """Link-learner workers on one frontier learn one model: a worker that
     joins learns everything the crawl's workers learnt before it (and

@@ -64,7 +64,8 @@ def test_matches_the_model(seed: int) -> None:
     rng = random.Random(seed)
     host_batch = rng.choice([1, 2, 3, 5])
     max_size = rng.choice([5, 20, 10_000])
-    frontier, model = MemoryFrontier(max_size, host_batch), ModelFrontier(max_size, host_batch)
+    frontier = MemoryFrontier(max_size, host_batch, overflow="drop")
+    model = ModelFrontier(max_size, host_batch)
     for _ in range(500):
         if rng.random() < 0.6:
             url = f"http://h{rng.randrange(6)}/p{rng.randrange(60)}"
@@ -76,6 +77,70 @@ def test_matches_the_model(seed: int) -> None:
         assert len(frontier) == len(model.entries)
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_a_spilling_frontier_pops_as_an_unbounded_one(seed: int, tmp_path: Path) -> None:
+    """Past its bound the frontier spills to disk and loses nothing: the
+    same pushes and pops give the same URLs, in the same order, as a
+    frontier with room for everything — scores and ties alike. (Slot and
+    host-batch choices look at the URLs in memory only.)"""
+    rng = random.Random(seed)
+    lifo, fifo = rng.random() < 0.5, rng.random() < 0.2
+    bounded = MemoryFrontier(rng.choice([1, 4, 16]), fifo=fifo, lifo=lifo, spill_dir=tmp_path)
+    unbounded = MemoryFrontier(100_000, fifo=fifo, lifo=lifo)
+    for _ in range(600):
+        if rng.random() < 0.65:
+            url = f"http://h{rng.randrange(5)}/p{rng.randrange(120)}"
+            score = rng.choice([0.0, 0.5, 0.9, rng.random()])
+            start = rng.random() < 0.1
+            assert bounded.push(url, score, start=start).queued == unbounded.push(url, score, start=start).queued
+        else:
+            got, expected = bounded.pop(), unbounded.pop()
+            assert (got and (got.url, got.score)) == (expected and (expected.url, expected.score))
+        assert len(bounded) == len(unbounded)
+    assert bounded.spilled() > 0
+    bounded.close()
+    assert not any(tmp_path.iterdir())  # the spill is scratch space: gone when the frontier closes
+
+
+def test_a_drop_frontier_warns_once_and_counts_every_drop(caplog: pytest.LogCaptureFixture) -> None:
+    from scrapy.utils.test import get_crawler
+
+    stats = get_crawler().stats
+    frontier = MemoryFrontier(1000, overflow="drop", stats=stats)
+    queued = sum(frontier.push(f"http://h/{i}", 0.5).queued for i in range(1500))
+    assert queued == 1000
+    assert stats.get_value("frontier/dropped") == 500
+    assert caplog.text.count("FOCUS_FRONTIER_OVERFLOW=drop") == 1
+
+
+def test_ties_pop_last_in_first_out_as_scrapy_s_default_queue() -> None:
+    frontier = MemoryFrontier(100, lifo=True)
+    for i in range(5):
+        frontier.push(f"http://h/{i}", 0.5)
+    frontier.push("http://h/best", 0.9)
+    assert [frontier.pop().url for _ in range(6)] == ["http://h/best", *(f"http://h/{i}" for i in range(4, -1, -1))]  # type: ignore[union-attr]
+
+
+def test_start_requests_pop_after_others_of_equal_score() -> None:
+    frontier = MemoryFrontier(100, lifo=True, start_lifo=False)
+    frontier.push("http://h/s1", 0.0, start=True)
+    frontier.push("http://h/s2", 0.0, start=True)
+    frontier.push("http://h/a", 0.0)
+    frontier.push("http://h/b", 0.0)
+    assert [frontier.pop().url for _ in range(4)] == ["http://h/b", "http://h/a", "http://h/s1", "http://h/s2"]  # type: ignore[union-attr]
+
+
+def test_a_busy_slot_is_skipped_while_another_has_urls() -> None:
+    frontier = MemoryFrontier(100)
+    frontier.push("http://a/1", 0.9, slot="a")
+    frontier.push("http://a/2", 0.8, slot="a")
+    frontier.push("http://b/1", 0.1, slot="b")
+    assert frontier.pop(skip={"a"}).url == "http://b/1"  # type: ignore[union-attr]
+    # every slot with URLs busy: the best URL all the same
+    assert frontier.pop(skip={"a", "b"}).url == "http://a/1"  # type: ignore[union-attr]
+    assert frontier.pop().url == "http://a/2"  # type: ignore[union-attr]
+
+
 def test_ties_pop_first_in_first_out() -> None:
     frontier = MemoryFrontier(100)
     for i in range(10):
@@ -84,14 +149,14 @@ def test_ties_pop_first_in_first_out() -> None:
 
 
 def test_fifo_mode_ignores_scores_and_refuses_when_full() -> None:
-    frontier = MemoryFrontier(3, fifo=True)
+    frontier = MemoryFrontier(3, fifo=True, overflow="drop")
     outcomes = [frontier.push(f"http://h/{i}", float(i)) for i in range(5)]
     assert outcomes[3:] == [PushOutcome.REJECTED_FULL, PushOutcome.REJECTED_FULL]
     assert [frontier.pop().url for _ in range(3)] == ["http://h/0", "http://h/1", "http://h/2"]  # type: ignore[union-attr]
 
 
 def test_full_frontier_evicts_the_lowest() -> None:
-    frontier = MemoryFrontier(2)
+    frontier = MemoryFrontier(2, overflow="drop")
     frontier.push("http://h/low", 0.1)
     frontier.push("http://h/mid", 0.5)
     assert frontier.push("http://h/high", 0.9) is PushOutcome.ADDED_EVICTING
@@ -149,7 +214,7 @@ def test_a_closed_jobdir_frontier_resumes_the_same_order(tmp_path: Path) -> None
     resumed = MemoryFrontier(500, host_batch=3, jobdir=tmp_path)
     resumed.open()
     got = [(e.key, e.score, e.payload) for e in _drain(None, resumed)]
-    assert sorted(got) == sorted(expected) and len(got) == 450
+    assert sorted(got) == sorted(expected) and len(got) == 750  # past the bound of 500: spilled, not lost
     assert all(resumed.push(url, 1.0) is PushOutcome.ALREADY_FETCHED for url in popped)
 
 
@@ -218,7 +283,7 @@ def test_a_forced_push_into_a_full_frontier_is_never_lost() -> None:
 
 def test_the_eviction_heap_stays_bounded_when_the_frontier_cycles_full() -> None:
     rng = random.Random(3)
-    frontier = MemoryFrontier(max_size=1000)
+    frontier = MemoryFrontier(max_size=1000, overflow="drop")
     for i in range(1001):  # one eviction builds the eviction heap
         frontier.push(f"http://h/{i}", rng.random())
     for i in range(200_000):
@@ -282,19 +347,31 @@ def test_payloads_are_freed_with_their_last_url() -> None:
     assert tables.references == [0, 1]  # the freed slot is reused
 
 
-def test_push_counters_are_renumbered_before_they_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    from crawlproject.frontier import memory
-
-    monkeypatch.setattr(memory, "SEQ_LIMIT", 50)
-    frontier = MemoryFrontier(100)
-    order = []
-    for i in range(120):
-        frontier.push(f"http://h/{i}", 0.5)  # ties: first in, first out
-        if i % 2:
-            entry = frontier.pop()
-            assert entry is not None
-            order.append(entry.key)
+@pytest.mark.parametrize("seed", range(40))
+def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int) -> None:
+    """Against the obvious model: the best URL (ties first in, first out)
+    among the slots not busy, else the best URL of all — raises included."""
+    rng = random.Random(seed)
+    frontier = MemoryFrontier(10_000)
+    model: dict[str, tuple[float, int]] = {}
+    fetched: set[str] = set()
+    seq = 0
+    for _ in range(400):
+        if rng.random() < 0.6:
+            url = f"http://h{rng.randrange(4)}/p{rng.randrange(50)}"
+            score = rng.choice([0.1, 0.2, 0.3, rng.random()])
+            frontier.push(url, score)
+            if url not in fetched and (url not in model or score > model[url][0]):
+                model[url], seq = (score, seq), seq + 1
+        else:
+            busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
+            entry = frontier.pop(busy)
+            ready = {url: rank for url, rank in model.items() if host_of(url) not in busy} or model
+            if not ready:
+                assert entry is None
+                continue
+            best = min(ready, key=lambda url: (-ready[url][0], ready[url][1]))
+            assert entry is not None and entry.url == best
+            del model[best]
+            fetched.add(best)
             frontier.ack(entry.key)
-    while (entry := frontier.pop()) is not None:
-        order.append(entry.key)
-    assert order == [f"http://h/{i}" for i in range(120)]

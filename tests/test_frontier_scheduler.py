@@ -288,7 +288,7 @@ def test_unpersistable_callbacks_stay_in_memory_with_one_warning(tmp_path: Path,
             assert scheduler.enqueue_request(Request(f"http://h/{i}", callback=lambda r: None))
         scheduler.enqueue_request(Request("http://h/kept", callback=spider.parse))
         scheduler.close("shutdown")
-    warnings = [r for r in caplog.records if "cannot be saved" in r.getMessage()]  # type: ignore[attr-defined]
+    warnings = [r for r in caplog.records if "Unable to serialize request" in r.getMessage()]  # type: ignore[attr-defined]
     assert len(warnings) == 1
     assert scheduler.stats.get_value("scheduler/unserializable") == 3
     resumed, _ = make_scheduler({"JOBDIR": str(tmp_path / "job")})

@@ -25,6 +25,14 @@ def test_download_slots_are_where_autothrottle_finds_them() -> None:
     assert "self.jitter" in inspect.getsource(Slot.download_delay)
 
 
+def test_a_slot_tells_its_load_where_busy_slots_reads_it() -> None:
+    slot = Slot(concurrency=2, delay=0.0, jitter=0.0)
+    assert slot.concurrency == 2 and isinstance(slot.active, set)
+    assert "slot.active.add(request)" in inspect.getsource(Downloader)  # active: queued in the slot or transferring
+    assert "slot.lastseen = now" in inspect.getsource(Downloader) and "now = monotonic()" in inspect.getsource(Downloader)
+    assert Downloader.DOWNLOAD_SLOT == "download_slot"
+
+
 def test_scrapy_internals_are_touched_only_in_scrapy_private() -> None:
     """Private attributes of Scrapy's engine, downloader, slots, middleware
     managers and robots parsers are read or written in one module only, so

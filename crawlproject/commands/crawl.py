@@ -5,8 +5,9 @@ A bad setting or argument (``FOCUS_FRONTIER_MAX=lots``, ``-a qurey=x``, a
 seed that is not http) stops the crawl before it starts. Scrapy would print
 "Task exception was never retrieved" and a traceback ending in "Engine
 slot not assigned"; this prints ``scrapy crawl: error: <what is wrong and
-what is allowed>`` and exits with code 2. Any other failure keeps Scrapy's
-behaviour.
+what is allowed>`` and exits with code 2. A crawl that sent requests and got
+not one answer (seeds on hosts that do not exist) exits with code 1 and says
+so. Any other failure keeps Scrapy's behaviour.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 2
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        elif (asked := unanswered_requests(crawler)) is not None:
+            print(f"scrapy crawl: error: no page was fetched: none of the {asked} requests sent was answered "
+                  "(do the seeds' hosts exist? the log says why each failed)", file=sys.stderr)
+            self.exitcode = 1
 
     def _retrieve(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
@@ -65,7 +70,7 @@ class Command(ScrapyCrawlCommand):
 
     def _note(self, error: BaseException) -> None:
         """Keep a start-up error to say in one line; anything else as Scrapy would."""
-        cause = _startup_cause(error)
+        cause = startup_cause(error)
         if cause is not None:
             self._startup_error = cause
             return
@@ -74,7 +79,16 @@ class Command(ScrapyCrawlCommand):
         logging.getLogger(__name__).error("The crawl failed", exc_info=error)
 
 
-def _startup_cause(error: BaseException | None) -> BaseException | None:
+def unanswered_requests(crawler: Any) -> int | None:
+    """How many requests the crawl sent when not one was answered (robots.txt
+    aside): a crawl of seeds that all fail is not a success. None otherwise."""
+    stats = crawler.stats.get_stats() if getattr(crawler, "stats", None) is not None else {}
+    sent = stats.get("scheduler/dequeued", 0)
+    answered = stats.get("response_received_count", 0) - stats.get("robotstxt/response_count", 0)
+    return int(sent) if sent > 0 and answered <= 0 else None
+
+
+def startup_cause(error: BaseException | None) -> BaseException | None:
     """A configuration error in *error* or what it was raised during (Scrapy
     masks it with 'Engine slot not assigned' while cleaning up)."""
     seen = set()

@@ -6,6 +6,7 @@ crawl (docs/dashboard.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,8 @@ class Command(ProjectCommand):
         parser.add_argument("--relevant", default="", help="relevant categories of --labels, as FOCUS_RELEVANT")
         parser.add_argument("--redis", help="the Redis of a distributed crawl (REDIS_URL)")
         parser.add_argument("--key", default="", help="its frontier's key (FOCUS_REDIS_KEY with the spider's name)")
-        parser.add_argument("--spider", default="crawl", help="the spider's name, for the metrics' spider label")
+        parser.add_argument("--spider", default="", help="the spider's name, for the metrics' spider label "
+                            "(default: the crawl's own, from its folder; else the Redis key's)")
         parser.add_argument("--port", type=int, default=8766, help="0: any free port (printed)")
         parser.add_argument("--bind", default="127.0.0.1", help="address to listen on (loopback: no token needed)")
 
@@ -62,12 +64,13 @@ class Command(ProjectCommand):
                 relevant = parse_categories(opts.relevant, set(labels.values()))
                 relevant_label = lambda url: is_relevant(labels.get(url), relevant)  # noqa: E731
             backend = FolderBackend(folder, Path(opts.jobdir or folder) / "user-labels.tsv", relevant_label)
-            registry.register(CrawlCollector(lambda: [backend.snapshot()], opts.spider))
+            spider = opts.spider or str(json.loads((folder / "crawl.json").read_text(encoding="utf-8")).get("spider") or "crawl")
+            registry.register(CrawlCollector(lambda: [backend.snapshot()], spider))
         elif opts.redis and opts.key:
             import redis
 
             backend = RedisBackend(redis.Redis.from_url(opts.redis), opts.key)
-            registry.register(CrawlCollector(backend.workers, opts.spider))
+            registry.register(CrawlCollector(backend.workers, opts.spider or opts.key.split(":")[0]))
         else:
             raise UsageError("give --crawl FOLDER, or --redis URL and --key KEY")
         listening: Any = reactor.listenTCP(opts.port, site(backend, registry), interface=opts.bind)  # type: ignore

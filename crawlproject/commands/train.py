@@ -217,8 +217,19 @@ class Command(ProjectCommand):
         model.save(opts.output)
         print(
             f"\nModel of a topic from {len(positive)} relevant and {len(negative)} irrelevant pages written to "
-            f"{opts.output} ({time.monotonic() - started:.1f}s); crawl with it: "
-            f"scrapy crawl linklearner -a model={opts.output} -a seeds=…  (good category: {RELEVANT})"
+            f"{opts.output} ({time.monotonic() - started:.1f}s); {self._crawl_with(opts.output, RELEVANT)}"
+        )
+
+    def _crawl_with(self, model: str, good: str) -> str:
+        """How to crawl with a model, naming a spider this project has."""
+        assert self.crawler_process is not None
+        spiders = self.crawler_process.spider_loader.list()
+        if "linklearner" in spiders:
+            return f"crawl with it: scrapy crawl linklearner -a model={model} -a seeds=…  (good category: {good})"
+        shown = ", ".join(spiders[:8]) + (", …" if len(spiders) > 8 else "") if spiders else "none yet"
+        return (
+            f"crawl with it from a spider of yours derived from crawlproject.spiders.linklearner.LinkLearnerSpider: "
+            f"scrapy crawl SPIDER -a model={model} -a seeds=…  (good category: {good}; this project's spiders: {shown})"
         )
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:

@@ -110,8 +110,12 @@ def merge(states: list[dict[str, Any]]) -> dict[str, Any]:
         values = [s[path[0]][path[1]] for s in states if s[path[0]][path[1]] is not None]
         return sum(values) if values else None
 
-    pages = {name: total(("pages", name)) for name in first["pages"]}
-    pages["harvest"] = round(pages["judged_relevant"] / pages["ok"], 4) if pages["ok"] else 0.0
+    pages = {name: total(("pages", name)) for name, value in first["pages"].items() if not isinstance(value, str)}
+    by = first["pages"].get("harvest_by", "judge")
+    relevant = pages["labelled_relevant"] if by == "labels" and pages.get("labelled_relevant") is not None else pages["judged_relevant"]
+    pages["harvest"] = round(relevant / pages["ok"], 4) if pages["ok"] else 0.0
+    pages["harvest_by"] = by
+    pages["judged_harvest"] = round(pages["judged_relevant"] / pages["ok"], 4) if pages["ok"] else 0.0
     statuses: Counter[str] = Counter()
     refusals: Counter[str] = Counter()
     for s in states:

@@ -67,7 +67,10 @@ class CrawlCollector:
         relevant.add_metric([*values, "user"], state["labels"]["relevant"])
         yield relevant
         yield counter("crawl_relevance_sum", "Sum of the crawl's own relevance verdicts", pages["relevance_sum"])
-        yield gauge("crawl_harvest_ratio", "Relevant (by the judge) over pages answered 2xx", pages["harvest"])
+        yield gauge("crawl_harvest_ratio", "Relevant over pages answered 2xx (by FOCUS_LABELS when given, else by "
+                    "the judge: the progress line's harvest)", pages["harvest"])
+        yield gauge("crawl_judged_harvest_ratio", "Relevant by the crawl's own judge over pages answered 2xx",
+                    pages.get("judged_harvest", pages["harvest"]))
         yield gauge("crawl_pages_per_second", "Pages per second over the last minute", state["rates"]["1min"])
         yield gauge("crawl_frontier_queued", "URLs queued in the frontier", state["frontier"]["queued"])
         refused = CounterMetricFamily("crawl_refused_urls", "URLs refused (robots.txt, scope, network safety, traps)",

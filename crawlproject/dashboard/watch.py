@@ -126,7 +126,12 @@ class CrawlWatch:
             "pages": {"fetched": self.fetched, "ok": self.ok, "dead": self.dead,
                       "relevance_sum": round(self.relevance_sum, 3), "judged_relevant": self.judged_relevant,
                       "labelled_relevant": self.labelled_relevant if self.relevant_label else None,
-                      "harvest": round(self.judged_relevant / self.ok, 4) if self.ok else 0.0},
+                      # one harvest, the progress line's and the summary's: by FOCUS_LABELS
+                      # when given (the user's truth), else by the crawl's own judge
+                      "harvest": round((self.labelled_relevant if self.relevant_label else self.judged_relevant)
+                                       / self.ok, 4) if self.ok else 0.0,
+                      "harvest_by": "labels" if self.relevant_label else "judge",
+                      "judged_harvest": round(self.judged_relevant / self.ok, 4) if self.ok else 0.0},
             "rates": {"10s": round(self.pages_per_second(10), 2), "1min": round(self.pages_per_second(60), 2),
                       "5min": round(self.pages_per_second(300), 2)},
             "statuses": dict(self.statuses),

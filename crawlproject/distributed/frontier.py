@@ -38,7 +38,8 @@ import math
 import pickle
 import time
 from collections import Counter, deque
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import xxhash
 from redis.exceptions import NoScriptError
@@ -51,9 +52,10 @@ from crawlproject.distributed import scripts
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.items import split_origin
 from crawlproject.frontier.seen import seen_set_settings
+from crawlproject.scrapy_private import wake_engine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Container
     from typing import Self
 
     from redis import Redis
@@ -127,6 +129,20 @@ class RedisFrontier:
         self._last_send = 0.0
         self.idle_grace = 0.0  # seconds the frontier must stay drained before this worker ends
         self._drained_since: float | None = None
+        #: Off the reactor (a crawl: *in_thread* given): every round trip of
+        #: the crawl's own calls runs in a thread, one at a time, in order;
+        #: pops are served from what the last round trip prefetched.
+        self.asynchronous = in_thread is not None
+        self._io: Deferred[Any] | None = None  # the round trip in flight
+        self._io_again = False  # more to send once it lands
+        self._io_pop = 0  # URLs the next round trip should pop
+        self._io_failures = 0
+        self._claims: list[tuple[str, list[Any]]] = []  # redirect targets claimed, not sent yet
+        self._counted_at = 0.0  # when the counts were last read
+        self._idle_asked_at = 0.0  # when an idle check last asked for fresh counts
+        self._renewal_due = False  # the next round trip renews this worker's leases
+        #: Called when a round trip brought URLs (the engine is woken).
+        self.wake: Callable[[], None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -151,6 +167,7 @@ class RedisFrontier:
             seen=seen_set_settings(settings),
         )
         frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
+        frontier.wake = partial(wake_engine, crawler)
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
         return frontier
 
@@ -184,21 +201,57 @@ class RedisFrontier:
             logger.warning("The shared frontier %s keeps the seen set its first worker configured (%s), not this "
                            "worker's FOCUS_SEEN_* (%s)", self.key, kept, wanted)
 
-    def close(self) -> None:
+    def close(self) -> Deferred[None] | None:
+        """Give back what this worker leases and send what is buffered; off
+        the reactor, once the round trip in flight has landed (a Deferred
+        the scheduler's close returns: Scrapy waits for it)."""
         self._closing = True  # a re-score still running stops at its next chunk
         if self._renewal is not None and self._renewal.running:
             self._renewal.stop()
+        if not self.asynchronous:
+            self._give_back_everything()
+            self._send()
+            self._end_if_drained(self._count_pending() if not self.persist else 0)
+            self._publish()
+            return None
+        from twisted.internet.defer import succeed
+
+        waiting: Deferred[Any] = self._io if self._io is not None else succeed(None)
+        self._io = None
+        assert self.in_thread is not None
+        in_thread = self.in_thread
+
+        def send(_: Any) -> Deferred[Any]:
+            self._give_back_everything()
+            calls = self._calls(0)
+            return in_thread(self._close_in_thread, calls.commands).addCallback(self._closed, calls)
+
+        return waiting.addBoth(send)
+
+    def _give_back_everything(self) -> None:
+        """Every lease this worker holds, released in the buffers (not fetched: back for anyone)."""
         self._give_back_prefetched()
-        for fp in list(self._held):  # not fetched: back for anyone
+        for fp in list(self._held):
             self._settle("release", fp, "")
         self._held.clear()
-        self.flush()
-        if not self.persist:
-            if self._count_pending():
-                logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
-            else:
-                self.clear()
+
+    def _close_in_thread(self, commands: list[tuple[str, list[Any]]]) -> tuple[list[Any], int]:
+        results = self._execute(commands)
+        return results, (self._pending_in_thread() if not self.persist else 0)
+
+    def _closed(self, landed: tuple[list[Any], int], calls: _Calls) -> None:
+        results, pending = landed
+        self._apply(results, calls)
+        self._end_if_drained(pending)
         self._publish()
+
+    def _end_if_drained(self, pending: int) -> None:
+        if self.persist:
+            return
+        if pending:
+            logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
+        else:
+            self.clear()
 
     def clear(self) -> None:
         """Forget the whole shared frontier (``SCHEDULER_FLUSH_ON_START``)."""
@@ -208,46 +261,132 @@ class RedisFrontier:
     def flush(self) -> None:
         """Send the buffered pushes, then the settlements (in that order: a
         page's links are queued before its lease is acknowledged), in one
-        round trip."""
-        if self._pushes or self._settles:
-            self._send()
+        round trip — off the reactor in a crawl."""
+        if self._pushes or self._settles or self._claims:
+            self._round_trip()
+
+    def _round_trip(self, pop: int = 0) -> None:
+        """Send what is buffered (and pop *pop* URLs): at once without a
+        reactor; else in a thread, one round trip at a time, in order."""
+        if not self.asynchronous:
+            popped = self._send(pop)
+            if pop:
+                self._fill(popped)
+            return
+        self._io_pop = max(self._io_pop, pop)
+        if self._io is not None:
+            self._io_again = True
+            return
+        calls = self._calls(self._io_pop)
+        self._io_pop, self._io_again = 0, False
+        assert self.in_thread is not None
+        self._io = self.in_thread(self._execute, calls.commands)
+        self._io.addCallbacks(self._landed, self._failed, callbackArgs=(calls,), errbackArgs=(calls,))
+
+    def _landed(self, results: list[Any], calls: _Calls) -> None:
+        self._io = None
+        self._io_failures = 0
+        before = len(self._prefetched)
+        self._apply(results, calls)
+        if self._closing:  # landed while closing: close gives back what it leased
+            return
+        if self._io_again or self._pushes or self._settles or self._claims:
+            self._round_trip()
+        if len(self._prefetched) > before and self.wake is not None:
+            self.wake()
+
+    def _failed(self, failure: Any, calls: _Calls) -> None:
+        """Redis away: keep what was not sent, in order, and try again."""
+        self._io = None
+        self._pushes = calls.pushes + self._pushes
+        self._settles = calls.settles + self._settles
+        self._claims = calls.claims + self._claims
+        self._io_pop = max(self._io_pop, calls.pop)
+        self._renewal_due = self._renewal_due or calls.renew
+        self._io_failures += 1
+        if self._io_failures == 1:
+            logger.warning("A round trip to the shared frontier %s failed (%s); retrying", self.key, failure.value)
+        from twisted.internet import reactor
+
+        reactor.callLater(min(5.0, 0.2 * 2**self._io_failures), self._round_trip)  # type: ignore[attr-defined]
 
     def _send(self, pop: int = 0) -> list[Any]:
-        """One round trip: buffered pushes, settlements, then (with *pop*) a
-        pop of that many URLs, and the counts."""
-        calls: list[tuple[str, list[Any]]] = []
-        pushed = bool(self._pushes)
-        if pushed:
+        """One round trip, here and now: buffered pushes, settlements,
+        claims, then (with *pop*) a pop of that many URLs, and the counts."""
+        calls = self._calls(pop)
+        results = self._execute(calls.commands)
+        return self._apply(results, calls)
+
+    def _calls(self, pop: int) -> _Calls:
+        """What the next round trip sends, taken out of the buffers."""
+        commands: list[tuple[str, list[Any]]] = []
+        if self._pushes:
             arguments: list[Any] = [self.max_size, self.host_cap]
             for push in self._pushes:
                 arguments.extend(push)
-            calls.append(("PUSH", arguments))
+            commands.append(("PUSH", arguments))
         if self._settles:
-            calls.append(("SETTLE", [_now_ms(), self.host_cap, *self._settles]))
+            commands.append(("SETTLE", [_now_ms(), self.host_cap, *self._settles]))
+        for _, claim in self._claims:
+            commands.append(("CLAIM", claim))
+        renew = self._renewal_due and bool(self._held)
+        if renew:
+            commands.append(("RENEW", [_now_ms() + self.lease_ms, *self._held]))
+        self._renewal_due = False
         if pop:
-            calls.append(("POP", [_now_ms(), self.host_cap, pop, self.lease_ms, self.host_batch, *self._batch_hosts]))
+            commands.append(("POP", [_now_ms(), self.host_cap, pop, self.lease_ms, self.host_batch, *self._batch_hosts]))
+        calls = _Calls(commands, self._pushes, self._settles, self._claims, pop, renew)
+        self._pushes, self._settles, self._claims = [], [], []
+        self._batch_payloads.clear()
+        return calls
+
+    def _execute(self, commands: list[tuple[str, list[Any]]]) -> list[Any]:
+        """The network part (safe in a thread: it touches no state but the
+        scripts' SHAs)."""
 
         def build(pipe: Any) -> None:
-            for name, arguments in calls:
+            for name, arguments in commands:
                 self._scripts.call(pipe, name, self.key, arguments)
             pipe.zcard(f"{self.key}:queue")
             pipe.zcard(f"{self.key}:leases")
 
-        results = self._scripts.execute(build)
+        return self._scripts.execute(build)
+
+    def _apply(self, results: list[Any], calls: _Calls) -> list[Any]:
         self.round_trips += 1
-        self._last_send = time.monotonic()
-        if pushed:
+        self._last_send = self._counted_at = time.monotonic()
+        at = 0
+        if calls.pushes:
             self._outcomes.update(outcome.decode() for outcome in results[0])
-        self._pushes, self._settles = [], []
-        self._batch_payloads.clear()
+            at = 1
+        if calls.settles:
+            at += 1
+        for fp, _ in calls.claims:
+            if not results[at]:  # another worker had it: it may be fetched twice
+                self._held.pop(fp, None)
+                self._outcomes["claim_lost"] += 1
+            at += 1
+        if calls.renew:
+            at += 1
         queued, leases = int(results[-2]), int(results[-1])
-        popped = results[-3] if pop else [0, 0, 0]
+        popped = results[-3] if calls.pop else [0, 0, 0]
         self._queued = queued + max(0, leases - len(self._held) - int(popped[1]))
-        return popped
+        if calls.pop and self.asynchronous:
+            self._fill(popped)
+        return list(popped)
 
     # -- the frontier contract ------------------------------------------------------
 
-    def push(self, key: str, score: float, payload: Any = None, force: bool = False, url: str | None = None) -> PushOutcome:
+    def push(
+        self,
+        key: str,
+        score: float,
+        payload: Any = None,
+        force: bool = False,
+        url: str | None = None,
+        slot: str | None = None,  # a shared queue orders by score alone (docs/distributed.md)
+        start: bool = False,
+    ) -> PushOutcome:
         """Buffered: the outcome is known at the next flush (counted in stats)."""
         pid, blob = self._payload_id(payload)
         if blob:
@@ -262,7 +401,7 @@ class RedisFrontier:
             pid, blob, "1" if force else "0", fingerprint(found) if found else key_fingerprint,
         ))
         if len(self._pushes) >= self.batch:
-            self.flush()
+            self._round_trip()
         return PushOutcome.PENDING
 
     def _payload_id(self, payload: Any) -> tuple[str, bytes]:
@@ -279,10 +418,15 @@ class RedisFrontier:
             self._payload_ids[id(payload)] = known
         return known[1], known[2]
 
-    def pop(self) -> FrontierEntry | None:
-        if not self._prefetched:
-            # our own links first, so the choice is global; one round trip
-            self._fill(self._send(pop=self.prefetch))
+    def pop(self, skip: Container[str] = ()) -> FrontierEntry | None:
+        """Off the reactor, a URL prefetched by an earlier round trip (the
+        next one is asked for at half the prefetch; None while it is on its
+        way: it wakes the engine when it lands)."""
+        if self.asynchronous:
+            if len(self._prefetched) <= self.prefetch // 2:
+                self._round_trip(pop=self.prefetch)
+        elif not self._prefetched:
+            self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
         return self._prefetched.popleft() if self._prefetched else None
 
     def _fill(self, result: list[Any]) -> None:
@@ -304,12 +448,24 @@ class RedisFrontier:
                 FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
             )
 
-    def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
-        self.flush()
+    def claim(
+        self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
+    ) -> bool:
+        """Off the reactor the claim is sent with the next round trip and
+        granted at once: a target another worker claimed first may be
+        fetched twice (``frontier/claim_lost``), never lost."""
         pid, blob = self._payload_id(payload)
         fp = fingerprint(key)
+        if fp in self._held:
+            return False
         arguments = [_now_ms(), self.host_cap, self.lease_ms, fp, _tail(key, url if url and url != key else ""),
                      repr(-(score + 0.0)), pid, blob]
+        if self.asynchronous:
+            self._held[fp] = key
+            self._claims.append((fp, arguments))
+            self._round_trip()
+            return True
+        self.flush()
         granted = self._run("CLAIM", arguments)
         if granted:
             self._held[fp] = key
@@ -322,7 +478,7 @@ class RedisFrontier:
         # A page done: its links and its lease go together, in order, within
         # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
         if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._settles) >= 3 * self.batch:
-            self.flush()
+            self._round_trip()
 
     def release(self, key: str) -> None:
         fp = fingerprint(key)
@@ -333,7 +489,7 @@ class RedisFrontier:
         fp = fingerprint(key)
         self._held.pop(fp, None)
         self._settle("refuse", fp, fingerprint(url))
-        self.flush()
+        self._round_trip()
 
     def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
         """Re-score every URL queued in the shared frontier (by whichever
@@ -346,7 +502,7 @@ class RedisFrontier:
             return
         self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
-        if keys is not None and (len(keys) <= _KEYS_ON_THE_REACTOR or self.in_thread is None):
+        if keys is not None and self.in_thread is None:
             self._rescore_keys(scorer, list(keys))  # a few: three round trips and a script call
             return
         if keys is not None:
@@ -452,11 +608,21 @@ class RedisFrontier:
         """The worker has nothing to do: it ends only once the shared frontier
         has stayed drained (nothing queued, nothing leased by anyone) for the
         grace time; work may still come from a page another worker is
-        processing, or a lease that lapses."""
+        processing, or a lease that lapses. Off the reactor the counts come
+        from a round trip in a thread: the worker stays while one is due."""
         if self._closing:
             return
-        self.flush()
-        if self._count_pending() or self._prefetched:
+        if self.asynchronous:
+            fresh = self._counted_at > self._idle_asked_at  # counts read since the last idle check asked
+            if self._pushes or self._settles or self._claims or not fresh:
+                self._idle_asked_at = time.monotonic()
+                self._round_trip(pop=self.prefetch)
+                raise DontCloseSpider
+            pending = self._queued
+        else:
+            self.flush()
+            pending = self._count_pending()
+        if pending or self._prefetched:
             self._drained_since = None
             raise DontCloseSpider
         now = time.monotonic()
@@ -486,16 +652,24 @@ class RedisFrontier:
         self._batch_hosts = []
 
     def _count_pending(self) -> int:
+        self.round_trips += 1
+        return self._pending_in_thread()
+
+    def _pending_in_thread(self) -> int:
         pipe = self.server.pipeline(transaction=False)
         pipe.zcard(f"{self.key}:queue")
         pipe.zcard(f"{self.key}:leases")
         queued, leases = pipe.execute()
-        self.round_trips += 1
         return int(queued) + max(0, int(leases) - len(self._held))
 
     def _renew(self) -> None:
         """Keep this worker's leases alive (a dead worker's lapse), and take
         the occasion to send what is buffered and refresh the counts."""
+        if self.asynchronous:
+            self._renewal_due = True
+            self._round_trip(pop=0 if self._prefetched else self.prefetch)
+            self._publish()
+            return
         try:
             if self._held:
                 self._run("RENEW", [_now_ms() + self.lease_ms, *self._held])
@@ -520,7 +694,6 @@ class RedisFrontier:
 
 
 _FLUSH_SECONDS = 0.2
-_KEYS_ON_THE_REACTOR = 200  # a re-score of more keys than this runs in a thread
 #: Payload objects whose serialisation is remembered (a page's links share one).
 _PAYLOADS_REMEMBERED = 4096
 
@@ -552,6 +725,18 @@ def parse_entry(entry: str) -> tuple[str, str, str]:
     """key, url ('' when the key), payload id of an entry (crawlproject.distributed.scripts)."""
     _, key, url = entry[scripts.MEMBER_BYTES + scripts.PID_BYTES:].split("\0")
     return key, url, entry[scripts.MEMBER_BYTES:scripts.MEMBER_BYTES + scripts.PID_BYTES]
+
+
+class _Calls(NamedTuple):
+    """One round trip: its commands, and the buffers they were made of (put
+    back, in order, if it fails)."""
+
+    commands: list[tuple[str, list[Any]]]
+    pushes: list[tuple[Any, ...]]
+    settles: list[str]
+    claims: list[tuple[str, list[Any]]]
+    pop: int
+    renew: bool = False
 
 
 class Scripts:

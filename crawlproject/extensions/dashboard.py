@@ -88,6 +88,8 @@ class CrawlDashboard:
                 f"FOCUS_DASHBOARD_HOST={host!r} is not loopback: anyone who reaches it could steer the crawl; "
                 "set FOCUS_DASHBOARD_TOKEN too (the page and API then ask for it)"
             )
+        if port > 0:
+            _check_port_free(host, port)
         worker = config.get_str(settings, "FOCUS_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
         extension = cls(
             crawler, max(port, 0), host, token, config.get_float(settings, "FOCUS_METRICS_LINGER"),
@@ -252,3 +254,20 @@ class CrawlDashboard:
         threads.deferToThread(store.client.hset, f"{store.key}:watch", worker, state).addErrback(
             lambda failure: logger.warning("Publishing the dashboard state failed: %s", failure.value)
         )
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Fail at start-up, in one line, when the dashboard's port is taken
+    (Twisted would raise in the middle of opening the spider)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Twisted's listenTCP
+    try:
+        probe.bind((host, port))
+    except OSError as exc:
+        raise SettingsError(
+            f"FOCUS_DASHBOARD_PORT={port}: cannot listen on {host}:{port} ({exc.strerror}; another crawl's "
+            "dashboard?): choose another port, or -1 for any free one"
+        ) from None
+    finally:
+        probe.close()

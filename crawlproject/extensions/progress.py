@@ -150,7 +150,7 @@ class CrawlProgress:
             status_counts = dict(self.responses) | ({"failed": failed} if failed > 0 else {})
             fetched = sum(status_counts.values())
             ok_pages = sum(n for status, n in self.responses.items() if status.startswith("2"))
-            strategy = strategy or "priority order (a spider without a strategy; ties first in, first out)"
+            strategy = strategy or "priority order, as Scrapy's scheduler (a spider without a strategy)"
         result: dict[str, Any] = {
             "spider": spider.name if spider else None,
             # -a strategy_label=… names a variant (e.g. a batch size) in reports
@@ -164,6 +164,7 @@ class CrawlProgress:
             "pages_per_second": round(fetched / elapsed, 2),
             "frontier_queued": stats.get_value("frontier/queued"),
             "frontier_evicted": stats.get_value("frontier/evicted", 0),
+            "frontier_spilled": stats.get_value("frontier/spilled", 0),
             "robots_forbidden": stats.get_value("robotstxt/forbidden", 0),
             "urls_refused": {
                 key.rsplit("/", 1)[1]: value
@@ -231,6 +232,12 @@ class CrawlProgress:
             self._loop.stop()
         summary = self.summary()
         summary["finish_reason"] = reason
+        stats = self.crawler.stats
+        if not summary["pages_fetched"] and stats is not None and stats.get_value("scheduler/dequeued", 0):
+            logger.error(
+                "No page was fetched: not one of the requests sent was answered (do the seeds' hosts exist? "
+                "the errors above say why each failed)"
+            )
         lines = [f"  {key}: {value}" for key, value in summary.items()]
         output = getattr(spider, "crawl_output", None)
         if isinstance(output, CrawlOutput):

@@ -5,7 +5,8 @@ A frontier holds unvisited URLs under their canonical form (the *key*),
 each with a float score, the URL to fetch as it was found (when it differs
 from the key) and an opaque payload (what the scheduler needs to rebuild
 the Request). It owns the order: pops are best-first, ties first-in
-first-out, under a per-host diversity rule. It owns the seen set: a key is
+first-out or last-in first-out as Scrapy's queues are configured, under a
+per-slot diversity rule, from a download slot that can take a request now. It owns the seen set: a key is
 queued once, and never again once fetched.
 
 A pop *leases* its URL: it is neither queued nor fetched until the crawler
@@ -24,7 +25,9 @@ import enum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Container
+
+    from twisted.internet.defer import Deferred
 
 
 class PushOutcome(enum.Enum):
@@ -48,7 +51,11 @@ class PushOutcome(enum.Enum):
     #: Taken, to be decided with the next batch a shared backend sends
     #: (its real outcome is counted in stats then).
     PENDING = "pending"
-    #: The frontier is full and the URL scores no better than its worst entry.
+    #: Queued on disk: the frontier's memory is full and the URL ranks below
+    #: everything in memory (it comes back as memory drains).
+    SPILLED = "spilled"
+    #: The frontier is full, drops what overflows (FOCUS_FRONTIER_OVERFLOW=drop)
+    #: and the URL scores no better than its worst entry.
     REJECTED_FULL = "rejected_full"
 
     @property
@@ -57,7 +64,14 @@ class PushOutcome(enum.Enum):
 
 
 _QUEUED = frozenset(
-    {PushOutcome.ADDED, PushOutcome.ADDED_EVICTING, PushOutcome.ADDED_OVER_BOUND, PushOutcome.RAISED, PushOutcome.PENDING}
+    {
+        PushOutcome.ADDED,
+        PushOutcome.ADDED_EVICTING,
+        PushOutcome.ADDED_OVER_BOUND,
+        PushOutcome.RAISED,
+        PushOutcome.PENDING,
+        PushOutcome.SPILLED,
+    }
 )
 
 
@@ -79,8 +93,10 @@ class Frontier(Protocol):
         """Load what a previous run of the same crawl left, if anything."""
         ...
 
-    def close(self) -> None:
-        """Give back every lease still held, and persist if the backend does."""
+    def close(self) -> Deferred[None] | None:
+        """Give back every lease still held, and persist if the backend does
+        (a Deferred when it finishes off the reactor: the scheduler returns
+        it to Scrapy, which waits for it)."""
         ...
 
     def flush(self) -> None:
@@ -94,6 +110,8 @@ class Frontier(Protocol):
         payload: Any = None,
         force: bool = False,
         url: str | None = None,
+        slot: str | None = None,
+        start: bool = False,
     ) -> PushOutcome:
         """Queue *key* with *score*; higher scores pop first.
 
@@ -103,16 +121,22 @@ class Frontier(Protocol):
         request). When the frontier is full the lowest-scored entry is
         evicted, or the new key refused if it is no better; a forced push is
         never refused (the bound is exceeded instead). *url* is the URL to
-        fetch when it differs from the key.
+        fetch when it differs from the key; *slot* its download slot (its
+        host when None); *start* marks a start request (Scrapy pops those
+        after other requests of equal priority). A backend may ignore
+        *slot* and *start*.
         """
         ...
 
-    def pop(self) -> FrontierEntry | None:
-        """Lease and return the best URL the host-diversity rule allows, or
-        ``None`` when nothing is queued."""
+    def pop(self, skip: Container[str] = ()) -> FrontierEntry | None:
+        """Lease and return the best URL the diversity rule allows, or
+        ``None`` when nothing is queued. A URL of a download slot in *skip*
+        (busy now) is taken only when every slot with URLs is in it."""
         ...
 
-    def claim(self, key: str, score: float, payload: Any = None, url: str | None = None) -> bool:
+    def claim(
+        self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
+    ) -> bool:
         """Lease *key* now unless it was fetched or is leased (taking it out
         of the queue if it is queued): a redirect's target is fetched at
         once, and only once. Return whether the lease was granted."""

@@ -15,14 +15,18 @@ the key) and a *payload*:
 * any other request that can be saved: ``("dict", fields)``, Scrapy's own
   ``Request.to_dict`` without the URL and meta keys we recompute;
 * a request whose callback is not a spider method (a lambda, a
-  ``functools.partial``): ``("object", request)``, kept as is. It cannot be
-  saved in a JOBDIR: as stock Scrapy does, it is kept in memory, with one
-  warning and a ``scheduler/unserializable`` count.
+  ``functools.partial``): ``("object", request)``, kept as is.
+
+A payload that cannot be pickled (an ``object`` payload, or meta holding a
+lambda) cannot be saved in a JOBDIR: as stock Scrapy does, the scheduler
+keeps it in memory, with one warning and a ``scheduler/unserializable``
+count (:meth:`RequestCodec.saveable`).
 """
 
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy import Request
@@ -34,7 +38,6 @@ from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from scrapy import Spider
-    from scrapy.statscollectors import StatsCollector
 
     from crawlproject.frontier.base import FrontierEntry
 
@@ -60,12 +63,10 @@ class NotASpiderMethod(ValueError):
 
 
 class RequestCodec:
-    def __init__(self, spider: Spider, persistent: bool = False, stats: StatsCollector | None = None):
+    def __init__(self, spider: Spider):
         self.spider = spider
-        self.persistent = persistent  # JOBDIR: a payload that cannot be saved is worth a warning
-        self.stats = stats
         self._shared: dict[Any, tuple[Any, ...]] = {}
-        self._warned = False
+        self._saveable: dict[int, tuple[Any, bool]] = {}  # id(payload) → (payload, can be pickled)
 
     # -- in ------------------------------------------------------------------
 
@@ -84,8 +85,7 @@ class RequestCodec:
         try:
             callback = self._name(request.callback)
             errback = self._name(request.errback)
-        except NotASpiderMethod as exc:
-            self._unserializable(request, str(exc))
+        except NotASpiderMethod:
             return (OBJECT, request)
         meta = request.meta
         stored = _stored_meta(meta)
@@ -124,19 +124,26 @@ class RequestCodec:
             shared = self._shared[signature] = payload
         return shared
 
-    def _unserializable(self, request: Request, reason: str) -> None:
-        if not self.persistent:
-            return
-        if self.stats is not None:
-            self.stats.inc_value("scheduler/unserializable")
-        if not self._warned:
-            self._warned = True
-            logger.warning(
-                "Request %(request)s cannot be saved in JOBDIR (%(reason)s): it is kept in "
-                "memory and lost if the crawl stops; no more such requests will be logged "
-                "(stats scheduler/unserializable)",
-                {"request": request, "reason": reason},
-            )
+    def saveable(self, payload: Any) -> bool:
+        """Whether *payload* can be saved in a JOBDIR (pickled). Shared
+        payloads — the links of one page — are tried once."""
+        if payload is None:
+            return True
+        if payload[0] == OBJECT:
+            return False
+        known = self._saveable.get(id(payload))
+        if known is not None and known[0] is payload:
+            return known[1]
+        try:
+            pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+            saveable = False
+        else:
+            saveable = True
+        if len(self._saveable) >= _SHARED_MAX:
+            self._saveable.clear()
+        self._saveable[id(payload)] = (payload, saveable)
+        return saveable
 
     # -- out -----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ class FrontierState:
         finally:
             journal.close()
         tables = ItemTables()
-        tables.load(state["origins"], state["payloads"], state["items"])
+        tables.load(state["origins"], state["payloads"], state["items"], state["slots"])
         self.queued = {tables.key_and_url(item)[0] for item in state["items"]}
         self._fetched: set[int] = state["fetched"]
 

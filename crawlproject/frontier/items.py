@@ -1,8 +1,10 @@
 """One queued URL in one ``bytes`` object: the memory frontier's record.
 
-An *item* is a 20-byte header — the order key (the score, made to sort
-byte-wise best first), a push counter (ties pop first-in first-out), the
-index of the URL's payload and the index of its origin — followed by the
+An *item* is a 28-byte header — the order key (the score, made to sort
+byte-wise best first), the tie key (the push counter, arranged so that ties
+pop in the order Scrapy's queues would: first-in first-out or last-in
+first-out, start requests after others), the index of the URL's payload, the
+index of its origin and the index of its download slot — followed by the
 rest of the key after its origin (``/path?query``) and, when the URL as
 found differs from the key, ``\\0`` and that URL. Items compare with one
 memcmp, so heaps of items need no tuples, and a URL costs about 100 bytes:
@@ -23,9 +25,16 @@ import xxhash
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-HEADER = struct.Struct(">QIII")  # order, seq, payload index, origin index
+HEADER = struct.Struct(">QQIII")  # order, tie, payload index, origin index, slot index
 HEAD = HEADER.size
-SEQ_LIMIT = 2**32  # the frontier renumbers its items before the counter wraps
+#: The first 16 bytes of an item (order, tie) decide when it pops.
+RANK = 16
+#: Tie keys: a 62-bit push counter (never wraps: 4.6e18 pushes), the start
+#: requests' tier above it (Scrapy pops start requests after other requests
+#: of the same priority, from queues of their own).
+_COUNTER_BITS = 62
+COUNTER_LIMIT = 1 << _COUNTER_BITS
+START_TIER = 1 << _COUNTER_BITS
 _DOUBLE, _UINT = struct.Struct(">d"), struct.Struct(">Q")
 ALL_BITS, _SIGN = 0xFFFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000
 _FP_SHIFT = 4  # 64 → 60-bit fingerprints: 32-byte ints instead of 36
@@ -48,6 +57,20 @@ def score_of(order: int) -> float:
     return float(-_DOUBLE.unpack(_UINT.pack(bits))[0])
 
 
+def tie_of(counter: int, lifo: bool, start_tier: bool = False) -> int:
+    """The tie key of the *counter*-th push: smaller pops first.
+
+    >>> tie_of(1, lifo=False) < tie_of(2, lifo=False)
+    True
+    >>> tie_of(1, lifo=True) > tie_of(2, lifo=True)
+    True
+    >>> tie_of(9, lifo=False) < tie_of(1, lifo=False, start_tier=True)
+    True
+    """
+    tie = COUNTER_LIMIT - 1 - counter if lifo else counter
+    return tie | START_TIER if start_tier else tie
+
+
 def fingerprint(key: bytes) -> int:
     """60 bits of XXH3 of a canonical URL: stable across runs and machines,
     and fast (a crawl takes several per URL); two keys collide with odds of
@@ -57,6 +80,20 @@ def fingerprint(key: bytes) -> int:
     True
     """
     return int(xxhash.xxh3_64_intdigest(key)) >> _FP_SHIFT
+
+
+def host_of(origin: bytes) -> str:
+    """The host of an origin, as Scrapy names a download slot by default.
+
+    >>> host_of(b"http://user@Www.Example.com:8080")
+    'www.example.com'
+    >>> host_of(b"http://[::1]:80")
+    '::1'
+    """
+    netloc = origin.partition(b"://")[2].rpartition(b"@")[2]
+    if netloc.startswith(b"["):
+        return netloc[1 : netloc.find(b"]")].decode().lower()
+    return netloc.partition(b":")[0].decode().lower()
 
 
 def split_origin(key: bytes) -> tuple[bytes, bytes]:
@@ -76,6 +113,8 @@ class ItemTables:
     def __init__(self) -> None:
         self.origins: list[bytes] = []
         self._origin_index: dict[bytes, int] = {}
+        self.slot_names: list[str] = []  #: download slot keys (Scrapy's: the host by default)
+        self._slot_index: dict[str, int] = {}
         self.payloads: list[Any] = [None]  # index 0: no payload
         self.references: list[int] = [0]
         self._payload_index: dict[int, int] = {}  # id(payload) → index
@@ -83,19 +122,21 @@ class ItemTables:
         #: told of every payload and origin given an index (the journal)
         self.on_new_payload: Callable[[int, Any], None] | None = None
         self.on_new_origin: Callable[[int, bytes], None] | None = None
+        self.on_new_slot: Callable[[int, str], None] | None = None
 
     def origin_index(self, origin: bytes) -> int:
-        index = self._origin_index.get(origin)
-        if index is None:
-            index = self._origin_index[origin] = len(self.origins)
-            self.origins.append(origin)
-            if self.on_new_origin is not None:
-                self.on_new_origin(index, origin)
-        return index
+        return _interned(self.origins, self._origin_index, origin, self.on_new_origin)
 
-    def pack(self, order: int, seq: int, key: bytes, payload: Any, url: str | None) -> bytes:
+    def slot_index(self, slot: str) -> int:
+        return _interned(self.slot_names, self._slot_index, slot, self.on_new_slot)
+
+    def pack(
+        self, order: int, tie: int, key: bytes, payload: Any, url: str | None, slot: str | None = None
+    ) -> bytes:
+        """An item; *slot* is the URL's download slot (default: its host)."""
         origin, rest = split_origin(key)
-        head = HEADER.pack(order, seq, self.share(payload), self.origin_index(origin))
+        slot_index = self.slot_index(host_of(origin) if slot is None else slot)
+        head = HEADER.pack(order, tie, self.share(payload), self.origin_index(origin), slot_index)
         if url is None or url.encode() == key:
             return head + rest
         return head + rest + b"\0" + url.encode()
@@ -145,23 +186,35 @@ class ItemTables:
     def payload(self, item: bytes) -> Any:
         return self.payloads[HEADER.unpack_from(item)[2]]
 
+    def slot(self, item: bytes) -> str:
+        return self.slot_names[int(HEADER.unpack_from(item)[4])]
+
     @staticmethod
     def origin(item: bytes) -> int:
         return int(HEADER.unpack_from(item)[3])
 
     @staticmethod
-    def reorder(item: bytes, order: int | None = None, seq: int | None = None) -> bytes:
-        """The same item with a new order key and/or push counter."""
-        old_order, old_seq, payload, origin = HEADER.unpack_from(item)
+    def slot_of(item: bytes) -> int:
+        return int(HEADER.unpack_from(item)[4])
+
+    @staticmethod
+    def reorder(item: bytes, order: int | None = None, tie: int | None = None) -> bytes:
+        """The same item with a new order key and/or tie key."""
+        old_order, old_tie, payload, origin, slot = HEADER.unpack_from(item)
         return HEADER.pack(
-            old_order if order is None else order, old_seq if seq is None else seq, payload, origin
+            old_order if order is None else order, old_tie if tie is None else tie, payload, origin, slot
         ) + item[HEAD:]
 
-    def load(self, origins: dict[int, bytes], payloads: dict[int, Any], items: list[bytes]) -> None:
+    def load(
+        self, origins: dict[int, bytes], payloads: dict[int, Any], items: list[bytes], slots: dict[int, str]
+    ) -> None:
         """Tables as saved, with references counted from the *items* kept."""
         size = max(origins, default=-1) + 1
         self.origins = [origins.get(i, b"") for i in range(size)]
         self._origin_index = {origin: i for i, origin in enumerate(self.origins) if origin}
+        size = max(slots, default=-1) + 1
+        self.slot_names = [slots.get(i, "") for i in range(size)]
+        self._slot_index = {slot: i for i, slot in enumerate(self.slot_names) if i in slots}
         size = max(payloads, default=0) + 1
         self.payloads = [payloads.get(i) for i in range(size)]
         self.references = [0] * size
@@ -173,3 +226,15 @@ class ItemTables:
                 self.payloads[index] = None
         self._payload_index = {id(p): i for i, p in enumerate(self.payloads) if i and self.references[i]}
         self._free = [i for i in range(1, size) if not self.references[i]]
+
+
+def _interned(values: list[Any], indices: dict[Any, int], value: Any, on_new: Callable[[int, Any], None] | None) -> int:
+    """The index of *value* in a table kept once per distinct value."""
+    index = indices.get(value)
+    if index is None:
+        index = indices[value] = len(values)
+        values.append(value)
+        if on_new is not None:
+            on_new(index, value)
+    return index
+

@@ -28,10 +28,11 @@ CREATE TABLE IF NOT EXISTS fetched (fp INTEGER PRIMARY KEY, origin INTEGER NOT N
 CREATE TABLE IF NOT EXISTS refused (fp INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS payloads (idx INTEGER PRIMARY KEY, payload BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS origins (idx INTEGER PRIMARY KEY, origin BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS slots (idx INTEGER PRIMARY KEY, slot TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 FILE_NAME = "frontier.sqlite"
-VERSION = "2"
+VERSION = "3"  # 3: items carry a 64-bit tie key and a download slot
 
 
 class JournalError(RuntimeError):
@@ -56,6 +57,7 @@ class FrontierJournal:
         self._refused: list[int] = []
         self._payloads: dict[int, bytes] = {}
         self._origins: list[tuple[int, bytes]] = []
+        self._slots: list[tuple[int, str]] = []
         self.pending = 0
 
     def _check_version(self) -> None:
@@ -92,17 +94,22 @@ class FrontierJournal:
     def origin(self, index: int, origin: bytes) -> None:
         self._origins.append((index, origin))
 
+    def slot(self, index: int, slot: str) -> None:
+        self._slots.append((index, slot))
+
     # -- writing -----------------------------------------------------------------------
 
     def commit(self) -> None:
         """Write everything buffered, in one transaction."""
-        if not (self.pending or self._payloads or self._origins):
+        if not (self.pending or self._payloads or self._origins or self._slots):
             return
         db = self._db
         db.execute("BEGIN")
         try:
             if self._origins:
                 db.executemany("INSERT OR REPLACE INTO origins VALUES (?, ?)", self._origins)
+            if self._slots:
+                db.executemany("INSERT OR REPLACE INTO slots VALUES (?, ?)", self._slots)
             if self._payloads:
                 db.executemany("INSERT OR REPLACE INTO payloads VALUES (?, ?)", self._payloads.items())
             if self._deletes:
@@ -118,11 +125,11 @@ class FrontierJournal:
             db.execute("ROLLBACK")
             raise
         self._upserts, self._deletes, self._fetched, self._refused = {}, set(), [], []
-        self._payloads, self._origins = {}, []
+        self._payloads, self._origins, self._slots = {}, [], []
         self.pending = 0
 
     def rewrite(self, items: dict[int, bytes]) -> None:
-        """Replace the whole queue (after a re-score or a renumbering)."""
+        """Replace the whole queue (after a re-score)."""
         self.commit()
         db = self._db
         db.execute("BEGIN")
@@ -139,6 +146,7 @@ class FrontierJournal:
             payloads[index] = pickle.loads(blob)  # noqa: S301 (JOBDIR is the operator's own, trusted)
         return {
             "origins": dict(db.execute("SELECT idx, origin FROM origins")),
+            "slots": dict(db.execute("SELECT idx, slot FROM slots")),
             "payloads": payloads,
             "items": [item for (item,) in db.execute("SELECT item FROM queue")],
             "fetched": {fp for (fp,) in db.execute("SELECT fp FROM fetched")},

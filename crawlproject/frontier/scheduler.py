@@ -2,29 +2,41 @@
 
 Stock Scrapy orders by integer priorities, per download slot; a focused
 crawl needs one global best-first order by float score. This scheduler
-keeps Scrapy's ``BaseScheduler`` contract and joins small pieces:
+keeps Scrapy's scheduler contract — what a spider that asks for no focus
+sees is what Scrapy's own scheduler does, and Scrapy's own scheduler and
+engine tests pass against it (make test runs them) — and joins small pieces:
 
+* the dupefilter (``DUPEFILTER_CLASS``) and fingerprinter
+  (``REQUEST_FINGERPRINTER_CLASS``) tell requests apart, as in Scrapy; with
+  the add-on's pair the frontier filters repeats by canonical URL
+  (crawlproject.frontier.dupefilter); ``dont_filter`` always schedules;
 * the frontier backend (``FOCUS_FRONTIER_BACKEND``, crawlproject.frontier.base)
-  holds queued URLs under their canonical key, and leases popped ones;
+  holds queued URLs, pops the best one whose download slot can take a
+  request now, breaks ties as Scrapy's queues do (crawlproject.frontier.ties)
+  and spills what passes its bound to disk;
 * the codec (crawlproject.frontier.codec) turns a Request into what a queued
   URL keeps, and back;
 * Best-N-First batches (crawlproject.frontier.batches), with
-  ``FOCUS_BATCH_SIZE`` > 1.
+  ``FOCUS_BATCH_SIZE`` > 1;
+* the page budget (:class:`PageBudget`): no request is handed out once the
+  pages fetched and in flight reach ``CLOSESPIDER_PAGECOUNT`` (or
+  ``FOCUS_OK_PAGECOUNT``), so a crawl never fetches more than its budget.
 
 The scheduler itself follows each lease: a popped URL's request may come
 back as a retry or a redirect (*continuations*: the same fetch, served
-before anything else, never refused by a full frontier), and the lease is
-acknowledged when the engine is done with the last request of that fetch —
-whatever the spider, whatever ended it (a response processed, a failure, a
-request refused by a middleware). What the crawl leaves in flight when it
-stops is given back to the frontier.
+before anything else), and the lease is acknowledged when the engine is
+done with the last request of that fetch — whatever the spider, whatever
+ended it (a response processed, a failure, a request refused by a
+middleware). What the crawl leaves in flight when it stops is given back to
+the frontier.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections import deque
+import os
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -37,8 +49,9 @@ from crawlproject import signals as focus_signals
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
+from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.stats import StatsBuffer
-from crawlproject.scrapy_private import engine_of, on_request_finished
+from crawlproject.scrapy_private import busy_slots, default_slot_key, engine_of, on_request_finished
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
@@ -46,8 +59,10 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.dupefilters import BaseDupeFilter
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
 
     from crawlproject.frontier.base import Frontier
 
@@ -56,6 +71,16 @@ logger = logging.getLogger(__name__)
 _STAT_BY_OUTCOME = {outcome: f"frontier/{outcome.value}" for outcome in PushOutcome}
 _STAT_BY_OUTCOME[PushOutcome.ADDED_EVICTING] = "frontier/added"
 _STAT_BY_OUTCOME[PushOutcome.ADDED_OVER_BOUND] = "frontier/added"
+_FILTERED = frozenset({PushOutcome.DUPLICATE, PushOutcome.ALREADY_FETCHED})
+#: Scrapy's request meta key naming a download slot (``Downloader.DOWNLOAD_SLOT``).
+DOWNLOAD_SLOT = "download_slot"
+
+KEY_SUFFIX = keys.KEY_SUFFIX  # canonical#… keys never meet a page's key
+
+
+def page_key(key: str) -> str:
+    """The canonical URL of a frontier key (its identity suffix removed)."""
+    return key.partition(KEY_SUFFIX)[0]
 
 
 class _Fetch:
@@ -71,26 +96,74 @@ class _Fetch:
         self.responded = False
 
 
+class PageBudget:
+    """Hold requests back once pages fetched + fetches in flight reach a
+    budget: ``CLOSESPIDER_PAGECOUNT`` counts pages answered (robots.txt
+    aside), ``FOCUS_OK_PAGECOUNT`` pages answered 2xx. A fetch that fails
+    gives its place back, so the crawl still fetches its budget while the
+    web has pages to give."""
+
+    def __init__(self, pages: int = 0, ok_pages: int = 0):
+        self.pages, self.ok_pages = pages, ok_pages
+        self.answered = 0
+        self.answered_ok = 0
+        self.unanswered = 0  #: fetches handed out whose response has not come
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> PageBudget | None:
+        pages = settings.getint("CLOSESPIDER_PAGECOUNT")
+        ok_pages = config.get_int(settings, "FOCUS_OK_PAGECOUNT")
+        return cls(pages, ok_pages) if pages > 0 or ok_pages > 0 else None
+
+    def spent(self) -> bool:
+        if self.pages and self.answered + self.unanswered >= self.pages:
+            return True
+        return bool(self.ok_pages) and self.answered_ok + self.unanswered >= self.ok_pages
+
+    def answer(self, status: int) -> None:
+        self.unanswered -= 1
+        self.answered += 1
+        if 200 <= status < 300:
+            self.answered_ok += 1
+
+
 class FrontierScheduler(BaseScheduler):
     def __init__(
         self,
         crawler: Crawler,
         frontier: Frontier,
+        dupefilter: BaseDupeFilter,
         batches: BestNFirstBatches | None = None,
         persistent: bool = False,
+        budget: PageBudget | None = None,
+        slot_aware: bool = True,
     ):
         self.crawler = crawler
+        self.slot_aware = slot_aware
         self.frontier = frontier
+        self.df = dupefilter
+        self.frontier_filters = frontier_filters(dupefilter)
         self.batches = batches
         self.persistent = persistent
+        self.budget = budget
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self.counts = StatsBuffer(self.stats, gauges=self._gauges, keep_max=frozenset({"frontier/queued"}))
         self._last_score: float | None = None
         self._popped = 0  #: requests popped from the frontier by this process
+        self._unique = 0  #: requests queued under a key of their own (dont_filter, Scrapy's dupefilter)
+        self._run = os.urandom(4).hex()  # unique keys of this run never meet a resumed run's
+        self._warned_unserializable = False
         self.codec: RequestCodec | None = None
+        self.spider: Spider | None = None
         self._continuations: deque[Request] = deque()
         self._fetches: dict[str, _Fetch] = {}
+        #: Requests handed to the engine that have not reached the downloader
+        #: (its middlewares run first), by download slot: they count as busy.
+        self._handed_out: dict[Request, str] = {}
+        self._handed_per_slot: Counter[str] = Counter()
         crawler.signals.connect(self._response_received, signals.response_received)
+        if slot_aware:
+            crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
         crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
         crawler.signals.connect(self._sample, focus_signals.frontier_sample)
 
@@ -99,23 +172,34 @@ class FrontierScheduler(BaseScheduler):
         settings = crawler.settings
         backend = load_object(config.get_str(settings, "FOCUS_FRONTIER_BACKEND"))
         frontier = build_from_crawler(backend, crawler)
+        dupefilter = build_from_crawler(load_object(settings["DUPEFILTER_CLASS"]), crawler)
         batch_size = config.get_int(settings, "FOCUS_BATCH_SIZE")
         # Repeatable: one page at a time, the next chosen only once the last
         # was processed (its links queued, the strategy's learning done) —
         # with pages in flight together, the order they arrive in decides.
         repeatable = config.get_bool(settings, "FOCUS_REPEATABLE")
         batches = BestNFirstBatches(batch_size) if batch_size > 1 or repeatable else None
-        return cls(crawler, frontier, batches, persistent=job_dir(settings) is not None)
+        return cls(
+            crawler,
+            frontier,
+            dupefilter,
+            batches,
+            persistent=job_dir(settings) is not None,
+            budget=PageBudget.from_settings(settings),
+            slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
+        )
 
     # -- BaseScheduler contract --------------------------------------------
 
-    def open(self, spider: Spider) -> None:
-        self.codec = RequestCodec(spider, self.persistent, self.stats)
+    def open(self, spider: Spider) -> Deferred[None] | None:
+        self.spider = spider
+        self.codec = RequestCodec(spider)
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests
             on_request_finished(self.crawler, self.request_finished)
+        return self.df.open()
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str) -> Deferred[None] | None:
         # Whatever is still leased (in flight, waiting as a continuation or
         # in an unreleased batch) goes back, so a resumed crawl fetches it.
         returned = self.frontier.leased()
@@ -124,7 +208,11 @@ class FrontierScheduler(BaseScheduler):
         self.counts.flush()
         self._continuations.clear()
         self._fetches.clear()
-        self.frontier.close()
+        self._handed_out.clear()
+        closing = self.frontier.close()  # a shared frontier may give its leases back off the reactor
+        if closing is None:
+            return self.df.close(reason)
+        return closing.addCallback(lambda _: self.df.close(reason))
 
     def has_pending_requests(self) -> bool:
         return bool(self._continuations) or len(self.frontier) > 0 or bool(
@@ -137,47 +225,122 @@ class FrontierScheduler(BaseScheduler):
             fetch = self._fetches.get(lease)
             if fetch is not None and not fetch.responded:
                 return self._continue(request, lease, fetch)
+        if self._seen(request):
+            return False
         return self._push(request)
 
     def next_request(self) -> Request | None:
+        busy: set[str] = set()
         if self._continuations:
             request = self._continuations.popleft()
         else:
-            entry = self.batches.next(self.frontier) if self.batches is not None else self.frontier.pop()
+            if self.budget is not None and self.budget.spent():
+                return None  # the pages in flight may still fill the budget
+            if self.batches is not None:
+                entry = self.batches.next(self.frontier)
+            else:
+                busy = busy_slots(self.crawler, self._handed_per_slot) if self.slot_aware else set()
+                entry = self.frontier.pop(busy)
             if entry is None:
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
                 self.frontier.flush()
                 return None
             assert self.codec is not None
             request = self.codec.decode(entry)
+            request.meta[keys.KEY] = (request.url, page_key(entry.key))
             self._fetches[entry.key] = _Fetch()
+            if self.budget is not None:
+                self.budget.unanswered += 1
             self._last_score = entry.score
             self._popped += 1
             request.meta[keys.POPPED] = self._popped
         self.counts.inc("scheduler/dequeued")
+        self.counts.inc("scheduler/dequeued/memory")
+        if self.slot_aware:
+            slot = default_slot_key(request)
+            self._handed_out[request] = slot
+            self._handed_per_slot[slot] += 1
+            if slot in busy:  # every slot with requests was busy: it waits in its slot
+                self.counts.inc("scheduler/busy_slot")
         return request
 
     def __len__(self) -> int:
         return len(self.frontier) + len(self._continuations)
 
+    # -- telling requests apart ------------------------------------------------
+
+    def _seen(self, request: Request) -> bool:
+        """Scrapy's rule: a request the dupefilter has seen is dropped, unless
+        ``dont_filter``. (With the add-on's filter, the frontier decides.)"""
+        if request.dont_filter or self.frontier_filters or not self.df.request_seen(request):
+            return False
+        assert self.spider is not None
+        self.df.log(request, self.spider)
+        return True
+
+    def _key(self, request: Request, canonical: str) -> tuple[str, bool]:
+        """The frontier key of *request*, and whether the frontier must skip
+        its seen check: the canonical URL when the frontier tells repeats
+        apart and the request is a plain GET; with the request's fingerprint
+        when its method or body tell it apart too; a key of its own when it
+        is never a repeat (``dont_filter``, or the dupefilter let it through)."""
+        if request.dont_filter or not self.frontier_filters:
+            self._unique += 1
+            return f"{canonical}{KEY_SUFFIX}~{self._run}.{self._unique}", True
+        if request.method != "GET" or request.body:
+            fingerprint = self.crawler.request_fingerprinter.fingerprint(request)  # type: ignore[union-attr]
+            return f"{canonical}{KEY_SUFFIX}{fingerprint.hex()}", False
+        return canonical, False
+
     # -- new URLs and continuations --------------------------------------------
 
     def _push(self, request: Request) -> bool:
         assert self.codec is not None
-        key, score, url, payload = self.codec.encode(request)
-        outcome = self.frontier.push(key, score, payload, force=request.dont_filter, url=url)
+        canonical, score, url, payload = self.codec.encode(request)
+        key, unique = self._key(request, canonical)
+        outcome = self.frontier.push(
+            key,
+            score,
+            payload,
+            force=unique,
+            url=url,
+            slot=request.meta.get(DOWNLOAD_SLOT),  # None: the URL's host, as Scrapy's default slot
+            start=bool(request.meta.get("is_start_request")),
+        )
         self.counts.inc(_STAT_BY_OUTCOME[outcome])
         if outcome is PushOutcome.ADDED_EVICTING:
             self.counts.inc("frontier/evicted")
-        if outcome.queued:
-            self.counts.inc("scheduler/enqueued")
-        return outcome.queued
+        if not outcome.queued:
+            if outcome in _FILTERED:
+                assert self.spider is not None
+                self.df.log(request, self.spider)
+            return False
+        self.counts.inc("scheduler/enqueued")
+        if self.persistent and not self.codec.saveable(payload):
+            self._unserializable(request)
+            self.counts.inc("scheduler/enqueued/memory")
+        else:
+            self.counts.inc("scheduler/enqueued/disk" if self.persistent else "scheduler/enqueued/memory")
+        return True
+
+    def _unserializable(self, request: Request) -> None:
+        """As Scrapy's scheduler: counted, and logged once."""
+        self.counts.inc("scheduler/unserializable")
+        if not self._warned_unserializable:
+            self._warned_unserializable = True
+            logger.warning(
+                "Unable to serialize request: %(request)s - reason: its callback, errback or meta "
+                "cannot be pickled - it is kept in memory and lost if the crawl stops; no more "
+                "unserializable requests will be logged (stats being collected)",
+                {"request": request},
+                extra={"spider": self.spider},
+            )
 
     def _continue(self, request: Request, lease: str, fetch: _Fetch) -> bool:
         """A retry or a redirect of a fetch in progress: fetched next."""
         assert self.codec is not None
         encoded = self.codec.encode(request)
-        if encoded.key == lease:
+        if encoded.key == page_key(lease):
             # A retry, or a redirect to another spelling of the same page.
             if request.url in request.meta.get("redirect_urls", ()):
                 self.counts.inc("scheduler/redirect_loop")
@@ -185,12 +348,18 @@ class FrontierScheduler(BaseScheduler):
             fetch.in_flight += 1
         else:
             # A redirect to another page: fetched now, unless it was or is being fetched.
-            if not self.frontier.claim(encoded.key, encoded.score, encoded.payload, encoded.url):
+            if self._seen(request):
+                return False
+            key, _ = self._key(request, encoded.key)
+            slot = request.meta.get(DOWNLOAD_SLOT)
+            if not self.frontier.claim(key, encoded.score, encoded.payload, encoded.url, slot=slot):
                 self.counts.inc("scheduler/redirect_already_seen")
                 return False
-            request.meta[keys.LEASE] = encoded.key
+            request.meta[keys.LEASE] = key
             request.meta[keys.KEY] = (request.url, encoded.key)
-            self._fetches[encoded.key] = _Fetch()
+            self._fetches[key] = _Fetch()
+            if self.budget is not None:
+                self.budget.unanswered += 1
         self._continuations.append(request)
         self.counts.inc("scheduler/enqueued")
         return True
@@ -199,12 +368,22 @@ class FrontierScheduler(BaseScheduler):
 
     def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         fetch = self._fetches.get(request.meta.get(keys.LEASE, ""))
-        if fetch is not None:
+        if fetch is not None and not fetch.responded:
             fetch.responded = True
+            if self.budget is not None and not request.meta.get(keys.ROBOTSTXT):
+                self.budget.answer(response.status)
+
+    def _reached_downloader(self, request: Request, spider: Spider) -> None:
+        slot = self._handed_out.pop(request, None)
+        if slot is not None:
+            self._handed_per_slot[slot] -= 1
+            if not self._handed_per_slot[slot]:
+                del self._handed_per_slot[slot]
 
     def request_finished(self, request: Request) -> None:
         """The engine is done with *request* (called through
         crawlproject.scrapy_private); its lease ends with its last request."""
+        self._reached_downloader(request, None)  # type: ignore[arg-type]  # dropped before the downloader
         lease = request.meta.get(keys.LEASE)
         fetch = self._fetches.get(lease) if lease is not None else None
         if lease is None or fetch is None:
@@ -213,6 +392,8 @@ class FrontierScheduler(BaseScheduler):
         if fetch.in_flight > 0:
             return
         del self._fetches[lease]
+        if self.budget is not None and not fetch.responded:
+            self.budget.unanswered -= 1  # failed: its place in the budget is free again
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
@@ -225,7 +406,7 @@ class FrontierScheduler(BaseScheduler):
     def _rescore(self, scorer: Any, keys: Any = None) -> None:
         """Re-score every queued URL, or those of *keys* (a strategy learned
         something new): ``scorer(url, score, meta)`` with the queued request's meta."""
-        self.frontier.rescore(lambda key, score, payload: scorer(key, score, meta_of(payload)), keys)
+        self.frontier.rescore(lambda key, score, payload: scorer(page_key(key), score, meta_of(payload)), keys)
         self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
 
     def _sample(self, count: int) -> list[float]:

@@ -54,6 +54,15 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 
+#: Scrapy queue settings that make equal scores pop first-in first-out.
+FOCUS_TIE_ORDER = {
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_START_MEMORY_QUEUE": None,
+    "SCHEDULER_START_DISK_QUEUE": None,
+}
+
+
 class ArgumentsMixin:
     """``-a name=value`` checked against what the spider takes: an unknown
     name is a typo far more often than a wish."""
@@ -142,6 +151,12 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         # Every status reaches the callback: a dead link is recorded (and
         # learnt from), not hidden. A plain spider keeps Scrapy's HttpError rule.
         settings.set("HTTPERROR_ALLOW_ALL", True, priority="spider")
+        # A focused crawl asks for breadth-first among equal scores (Scrapy's
+        # LIFO default is for plain spiders: crawlproject.frontier.ties), its
+        # seeds in the same queue as the links it finds.
+        for name, value in FOCUS_TIE_ORDER.items():
+            if settings.getpriority(name) in (None, 0):  # a project's or crawl's own choice wins
+                settings.set(name, value, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

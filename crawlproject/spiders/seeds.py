@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import threads
 
 from crawlproject import config
 from crawlproject.config import SettingsError
@@ -104,7 +106,8 @@ class RedisSeedsMixin(SeedsMixin):
     """Seeds popped from a Redis list while the crawl runs: ``-a redis_key=…``
     or ``FOCUS_REDIS_SEEDS_KEY``. An idle worker takes more, and closes when
     the list is empty (after the shared frontier's grace time), unless
-    ``FOCUS_REDIS_WAIT_FOR_SEEDS`` keeps it waiting for seeds."""
+    ``FOCUS_REDIS_WAIT_FOR_SEEDS`` keeps it waiting for seeds. Redis is read
+    in a thread: a slow Redis never stops the reactor."""
 
     #: A Redis list to read seeds from (crawlproject.distributed.seeds).
     redis_key: ClassVar[str] = ""
@@ -114,28 +117,47 @@ class RedisSeedsMixin(SeedsMixin):
         self.redis_seeds = RedisSeeds.for_spider(self, crawler.settings)  # type: ignore[arg-type]
         self.wait_for_seeds = config.get_bool(crawler.settings, "FOCUS_REDIS_WAIT_FOR_SEEDS")
         self._waiting_logged = False
+        self._seeds_popping = False  # a pop of the list is on its way
+        self._seeds_found = True  # the last pop found seeds (or none was made yet)
         if self.redis_seeds is not None:
             crawler.signals.connect(self._more_redis_seeds, signals.spider_idle)
 
     async def _redis_start(self) -> AsyncIterator[Request]:
         if self.redis_seeds is not None:
-            for url in self.redis_seeds.pop():
+            for url in await maybe_deferred_to_future(threads.deferToThread(self.redis_seeds.pop)):
                 yield self._seed(url)
 
     def _more_redis_seeds(self) -> None:
-        """Idle: seeds pushed to the Redis list meanwhile keep the crawl going."""
+        """Idle: seeds pushed to the Redis list meanwhile keep the crawl going.
+        The list is read in a thread; the worker stays while a read is on its
+        way or found seeds, and may close once one found none."""
         engine = self.crawler.engine  # type: ignore[attr-defined]
         if self.redis_seeds is None or engine is None:
             return
-        urls = self.redis_seeds.pop()
-        for url in urls:
-            if refusal(without_fragment(url)) is None:
-                engine.crawl(self._seed(url))
-        if urls:
-            self._waiting_logged = False
+        if self._seeds_popping:
             raise DontCloseSpider
+        if self._seeds_found:
+            self._seeds_popping = True
+            reading = threads.deferToThread(self.redis_seeds.pop)
+            reading.addCallbacks(self._redis_seeds_read, self._redis_seeds_failed)
+            raise DontCloseSpider
+        self._seeds_found = True  # read again at the next idle moment
         if self.wait_for_seeds:
             if not self._waiting_logged:
                 self._waiting_logged = True
                 logger.info("Idle: waiting for seeds pushed to %s (FOCUS_REDIS_WAIT_FOR_SEEDS)", self.redis_seeds.key)
             raise DontCloseSpider
+
+    def _redis_seeds_read(self, urls: list[str]) -> None:
+        self._seeds_popping = False
+        self._seeds_found = bool(urls)
+        engine = self.crawler.engine  # type: ignore[attr-defined]
+        for url in urls:
+            if refusal(without_fragment(url)) is None:
+                engine.crawl(self._seed(url))
+        if urls:
+            self._waiting_logged = False
+
+    def _redis_seeds_failed(self, failure: Any) -> None:
+        self._seeds_popping = False
+        logger.warning("Reading seeds from Redis failed (%s); trying again when idle", failure.value)

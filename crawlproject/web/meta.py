@@ -19,8 +19,12 @@ KEY = "focus_key"
 #: processed, which concurrent fetches shuffle).
 POPPED = "focus_popped"
 #: The frontier key whose lease a request is fetched under. A retry or a
-#: redirect carries it on: it is the same fetch.
+#: redirect carries it on: it is the same fetch. The page's canonical URL,
+#: or that URL + KEY_SUFFIX + what tells the request apart from another of
+#: the same page (its fingerprint: a POST; a serial: ``dont_filter``).
 LEASE = "focus_lease"
+#: ``#`` never appears in a canonical URL (fragments are removed).
+KEY_SUFFIX = "#"
 
 #: Set by a middleware that refuses a request by policy for its URL, not its
 #: page (robots.txt): the page may still be fetched under another spelling.

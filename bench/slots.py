@@ -1,0 +1,111 @@
+"""Best-first over many polite hosts: does a slow host idle the others?
+
+A best-first crawl of a synthetic web of 50 hosts, every host polite (one
+request at a time, ``DOWNLOAD_DELAY`` seconds apart), for a fixed time,
+with three schedulers in one run:
+
+* ``frontier`` — ours: the best request whose download slot can take one now;
+* ``frontier, slots ignored`` — ours with ``FOCUS_SLOT_AWARE=False``: the
+  global best whatever its slot (the scheduler before issue 35, which handed
+  the downloader the top requests of one host);
+* ``scrapy (DownloaderAware)`` — Scrapy's scheduler with its
+  ``DownloaderAwarePriorityQueue`` (the same spider; it orders by integer
+  priority, so it is not best-first: the politeness baseline).
+
+    .venv/bin/python -m bench.slots --seconds 60 --repeats 3
+
+Prints pages/s (median of the runs and each run) and the ratio to Scrapy's,
+measured in the same run, and writes the ``slots`` section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, median, write_section
+from crawlproject.corpus.paragraphs import paragraph_file
+from crawlproject.replay.process import ReplayProcess
+from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
+
+SHAPE: dict[str, Any] = {"pages": 50_000, "hosts": 50, "seed": 5, "cross_host": 0.3}
+QUERY = "course syllabus lecture homework"
+VARIANTS: dict[str, dict[str, Any]] = {
+    "frontier": {},
+    "frontier, slots ignored": {"FOCUS_SLOT_AWARE": False},
+    "scrapy (DownloaderAware)": {
+        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    },
+}
+
+
+def crawl(proxy: str, seeds: list[str], folder: Path, seconds: float, delay: float, extra: dict[str, Any]) -> dict[str, Any]:
+    settings = {
+        "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
+        "DOWNLOAD_DELAY": delay, "RANDOMIZE_DOWNLOAD_DELAY": False, "CONCURRENT_REQUESTS": 16,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "CLOSESPIDER_TIMEOUT": seconds, "ROBOTSTXT_OBEY": False,
+        "FOCUS_NEAR_DUPLICATES": 0, **extra,
+    }
+    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"query={QUERY}", "-a", f"seeds={','.join(seeds)}"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    started = time.monotonic()
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=seconds * 4 + 120)  # noqa: S603
+    if completed.returncode:
+        raise RuntimeError(completed.stderr[-2000:])
+    summary = json.loads((folder / "summary.json").read_text())
+    hosts = {json.loads(line)["url"].split("/")[2] for line in (folder / "history.jsonl").read_text().splitlines()}
+    return {"pages": summary["pages_fetched"], "seconds": time.monotonic() - started,
+            "pages_per_second": summary["pages_fetched"] / seconds, "hosts": len(hosts)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora" / "webkb")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    paragraphs = paragraph_file([args.corpus], ROOT / ".cache")
+    web = SyntheticWeb(WebShape(**SHAPE), load_paragraphs(paragraphs))
+    seeds = web.seeds(5)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+    with ReplayProcess("", synthetic={**SHAPE, "paragraphs": str(paragraphs)}) as replay, \
+            tempfile.TemporaryDirectory() as work:
+        for repeat in range(args.repeats):
+            for number, (name, extra) in enumerate(VARIANTS.items()):  # interleaved: load hits every variant alike
+                result = crawl(replay.proxy_url, seeds, Path(work) / f"run{repeat}-variant{number}",
+                               args.seconds, args.delay, extra)
+                runs[name].append(result)
+                print(f"run {repeat + 1}: {name:28} {result['pages']:5d} pages, "
+                      f"{result['pages_per_second']:.2f} pages/s, {result['hosts']} hosts", flush=True)
+    base = median([r["pages_per_second"] for r in runs["scrapy (DownloaderAware)"]])
+    rows = []
+    for name, results in runs.items():
+        rate = median([r["pages_per_second"] for r in results])
+        each = ", ".join(f"{r['pages_per_second']:.2f}" for r in results)
+        hosts = median([r["hosts"] for r in results])
+        rows.append(f"| {name} | {rate:.2f} | {each} | {rate / base:.2f}× | {hosts:.0f} |")
+        print(f"{name:28} median {rate:.2f} pages/s ({rate / base:.2f}× Scrapy's), hosts {hosts:.0f}")
+    body = (
+        f"`python -m bench.slots --seconds {args.seconds:g} --delay {args.delay:g} --repeats {args.repeats}` — "
+        f"a best-first crawl of a synthetic web of {SHAPE['hosts']} hosts ({SHAPE['pages']:,} pages), every host "
+        f"one request at a time, {args.delay:g} s apart, 16 requests in flight, {args.seconds:g} s per crawl; "
+        "variants interleaved, median of the runs.\n\n"
+        "| scheduler | pages/s (median) | each run | × Scrapy's DownloaderAware | hosts fetched from |\n"
+        "|---|---|---|---|---|\n" + "\n".join(rows)
+    )
+    if not args.no_write:
+        write_section("slots", body)
+
+
+if __name__ == "__main__":
+    main()
