@@ -16,8 +16,8 @@ tables into BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import random
 import sys
 import time
