@@ -95,3 +95,14 @@ def test_the_demo_plot_counts_the_pages_its_table_counts(tmp_path: Path) -> None
     (tmp_path / "history.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     labels = {"http://u/c1": "course", "http://u/c1-mirror": "course", "http://u/c2": "course/cs101"}
     assert relevant_curve(tmp_path, labels) == [1, 1, 1, 2]
+
+
+def test_train_from_examples_says_the_replay_is_missing_not_the_examples(tmp_path: Path) -> None:
+    trained = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "train", "--examples", "http://www.cs.cornell.edu/", "-o",
+         str(tmp_path / "model.npz"), "-s", f"FOCUS_REPLAY_WARC={tmp_path / 'no-such.warc.gz'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert trained.returncode == 2
+    assert "FOCUS_REPLAY_WARC: no such file" in trained.stderr
+    assert "no relevant example page" not in trained.stderr

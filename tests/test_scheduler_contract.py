@@ -96,8 +96,10 @@ def test_requests_of_equal_priority_interleave_over_download_slots(site: Path, t
     assert fetched[0] == ("GET", f"{SITE}/hub")
     hosts = [url.split("/")[2] for _, url in fetched[1:]]
     assert len(hosts) == 12
-    for start in range(0, 12, 3):
-        assert sorted(hosts[start : start + 3]) == list(SLOT_HOSTS), hosts
+    assert sorted(hosts[:3]) == list(SLOT_HOSTS), hosts
+    # which slot frees first is the replay's timing; every host keeps its turn coming
+    for start in range(12 - 5):
+        assert set(hosts[start : start + 6]) == set(SLOT_HOSTS), hosts
 
 
 def test_requests_past_the_bound_spill_to_disk_and_all_come_out(site: Path, tmp_path: Path) -> None:
