@@ -66,11 +66,11 @@ def commit() -> str:
 
 def write_section(name: str, body: str, figure: str = "", target: str = "") -> None:
     """Write benchmark *name*'s section (its stamp first), then the index.
-    *figure* and *target* are its headline; without them the section keeps
-    the ones it had (a person's reading of an earlier run: check them)."""
+    *figure* and *target* are its headline; a benchmark that gives no figure
+    leaves the row's headline empty until a person reads the new run (an
+    earlier run's headline is never kept beside new figures); the target stays."""
     path = SECTIONS / f"{name}.md"
     old = path.read_text(encoding="utf-8") if path.exists() else ""
-    figure = figure or _comment(old, "figure")
     target = target or _comment(old, "target")
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = f"<!-- figure: {figure} -->\n<!-- target: {target} -->\n" if figure or target else ""
