@@ -269,9 +269,7 @@ class RedisFrontier:
         """Send what is buffered (and pop *pop* URLs): at once without a
         reactor; else in a thread, one round trip at a time, in order."""
         if not self.asynchronous:
-            popped = self._send(pop)
-            if pop:
-                self._fill(popped)
+            self._send(pop)
             return
         self._io_pop = max(self._io_pop, pop)
         if self._io is not None:
@@ -310,12 +308,11 @@ class RedisFrontier:
 
         reactor.callLater(min(5.0, 0.2 * 2**self._io_failures), self._round_trip)  # type: ignore[attr-defined]
 
-    def _send(self, pop: int = 0) -> list[Any]:
+    def _send(self, pop: int = 0) -> None:
         """One round trip, here and now: buffered pushes, settlements,
         claims, then (with *pop*) a pop of that many URLs, and the counts."""
         calls = self._calls(pop)
-        results = self._execute(calls.commands)
-        return self._apply(results, calls)
+        self._apply(self._execute(calls.commands), calls)
 
     def _calls(self, pop: int) -> _Calls:
         """What the next round trip sends, taken out of the buffers."""
@@ -352,7 +349,7 @@ class RedisFrontier:
 
         return self._scripts.execute(build)
 
-    def _apply(self, results: list[Any], calls: _Calls) -> list[Any]:
+    def _apply(self, results: list[Any], calls: _Calls) -> None:
         self.round_trips += 1
         self._last_send = self._counted_at = time.monotonic()
         at = 0
@@ -371,9 +368,8 @@ class RedisFrontier:
         queued, leases = int(results[-2]), int(results[-1])
         popped = results[-3] if calls.pop else [0, 0, 0]
         self._queued = queued + max(0, leases - len(self._held) - int(popped[1]))
-        if calls.pop and self.asynchronous:
+        if calls.pop:
             self._fill(popped)
-        return list(popped)
 
     # -- the frontier contract ------------------------------------------------------
 

@@ -40,6 +40,7 @@ from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.core.downloader import Downloader
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -53,6 +54,7 @@ from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.stats import StatsBuffer
 from crawlproject.scrapy_private import busy_slots, default_slot_key, engine_of, on_request_finished
 from crawlproject.web import meta as keys
+from crawlproject.web.meta import page_of_lease
 
 if TYPE_CHECKING:
     from typing import Self
@@ -72,15 +74,8 @@ _STAT_BY_OUTCOME = {outcome: f"frontier/{outcome.value}" for outcome in PushOutc
 _STAT_BY_OUTCOME[PushOutcome.ADDED_EVICTING] = "frontier/added"
 _STAT_BY_OUTCOME[PushOutcome.ADDED_OVER_BOUND] = "frontier/added"
 _FILTERED = frozenset({PushOutcome.DUPLICATE, PushOutcome.ALREADY_FETCHED})
-#: Scrapy's request meta key naming a download slot (``Downloader.DOWNLOAD_SLOT``).
-DOWNLOAD_SLOT = "download_slot"
 
 KEY_SUFFIX = keys.KEY_SUFFIX  # canonical#… keys never meet a page's key
-
-
-def page_key(key: str) -> str:
-    """The canonical URL of a frontier key (its identity suffix removed)."""
-    return key.partition(KEY_SUFFIX)[0]
 
 
 class _Fetch:
@@ -247,7 +242,7 @@ class FrontierScheduler(BaseScheduler):
                 return None
             assert self.codec is not None
             request = self.codec.decode(entry)
-            request.meta[keys.KEY] = (request.url, page_key(entry.key))
+            request.meta[keys.KEY] = (request.url, page_of_lease(entry.key))
             self._fetches[entry.key] = _Fetch()
             if self.budget is not None:
                 self.budget.unanswered += 1
@@ -304,7 +299,7 @@ class FrontierScheduler(BaseScheduler):
             payload,
             force=unique,
             url=url,
-            slot=request.meta.get(DOWNLOAD_SLOT),  # None: the URL's host, as Scrapy's default slot
+            slot=request.meta.get(Downloader.DOWNLOAD_SLOT),  # None: the URL's host, as Scrapy's default slot
             start=bool(request.meta.get("is_start_request")),
         )
         self.counts.inc(_STAT_BY_OUTCOME[outcome])
@@ -340,7 +335,7 @@ class FrontierScheduler(BaseScheduler):
         """A retry or a redirect of a fetch in progress: fetched next."""
         assert self.codec is not None
         encoded = self.codec.encode(request)
-        if encoded.key == page_key(lease):
+        if encoded.key == page_of_lease(lease):
             # A retry, or a redirect to another spelling of the same page.
             if request.url in request.meta.get("redirect_urls", ()):
                 self.counts.inc("scheduler/redirect_loop")
@@ -351,7 +346,7 @@ class FrontierScheduler(BaseScheduler):
             if self._seen(request):
                 return False
             key, _ = self._key(request, encoded.key)
-            slot = request.meta.get(DOWNLOAD_SLOT)
+            slot = request.meta.get(Downloader.DOWNLOAD_SLOT)
             if not self.frontier.claim(key, encoded.score, encoded.payload, encoded.url, slot=slot):
                 self.counts.inc("scheduler/redirect_already_seen")
                 return False
@@ -406,7 +401,7 @@ class FrontierScheduler(BaseScheduler):
     def _rescore(self, scorer: Any, keys: Any = None) -> None:
         """Re-score every queued URL, or those of *keys* (a strategy learned
         something new): ``scorer(url, score, meta)`` with the queued request's meta."""
-        self.frontier.rescore(lambda key, score, payload: scorer(page_key(key), score, meta_of(payload)), keys)
+        self.frontier.rescore(lambda key, score, payload: scorer(page_of_lease(key), score, meta_of(payload)), keys)
         self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
 
     def _sample(self, count: int) -> list[float]:

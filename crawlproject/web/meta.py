@@ -26,6 +26,15 @@ LEASE = "focus_lease"
 #: ``#`` never appears in a canonical URL (fragments are removed).
 KEY_SUFFIX = "#"
 
+
+def page_of_lease(lease: str) -> str:
+    """The canonical URL of a frontier key (its suffix removed).
+
+    >>> page_of_lease("http://h/form#9f1c")
+    'http://h/form'
+    """
+    return lease.partition(KEY_SUFFIX)[0]
+
 #: Set by a middleware that refuses a request by policy for its URL, not its
 #: page (robots.txt): the page may still be fetched under another spelling.
 REFUSED = "focus_refused_by"

@@ -120,7 +120,7 @@ def page_key(url: str, meta: dict[str, Any]) -> str:
     """A fetched page's key: the lease it was fetched under (the frontier's
     key, even after a redirect to another spelling), else computed."""
     lease = meta.get(keys.LEASE)
-    return str(lease).partition(keys.KEY_SUFFIX)[0] if lease else canonicalize(url)
+    return keys.page_of_lease(str(lease)) if lease else canonicalize(url)
 
 
 @dataclass(frozen=True)
