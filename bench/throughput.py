@@ -53,7 +53,7 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     "stock Scheduler, FIFO (same spider)": ("bestfirst", STOCK_FIFO),
     "ours, best-first": ("bestfirst", []),
     "focused (taxonomy classifier, soft focus)": (
-        "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUS_MODE=soft"]
+        "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUSED_MODE=soft"]
     ),
     "link learner (query)": ("linklearner", []),
     "best-first, dashboard and metrics scraped every second": (

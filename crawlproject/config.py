@@ -129,6 +129,9 @@ SETTINGS: dict[str, Setting] = {
     # Strategy and text
     "FOCUS_STRATEGY": _str(),
     "FOCUS_STEMMING": _bool(True),
+    # The page judge (crawlproject.judges): auto = a model's own, else the query's TF cosine
+    "FOCUS_JUDGE": _choice("auto", "auto", "query", "query-tf"),
+    "FOCUS_JUDGE_LABELS": _bool(True),
     "FOCUS_SHARK_GAMMA": _float(0.7, 0, 1),
     "FOCUS_SHARK_DELTA": _float(0.5, 0, 1),
     "FOCUS_SHARK_BETA": _float(0.8, 0, 1),
@@ -156,7 +159,7 @@ SETTINGS: dict[str, Setting] = {
     # Focused crawler (strategies.focused, spiders.focused)
     "FOCUS_MODEL": _str(),
     "FOCUS_GOOD": _str(),
-    "FOCUS_FOCUS_MODE": _choice("learn", "learn", "soft", "hard"),
+    "FOCUS_FOCUSED_MODE": _choice("learn", "learn", "soft", "hard"),
     "FOCUS_HARD_RESERVE": _bool(False),
     "FOCUS_CLASSIFY_BATCH": _int(16, 1),
     "FOCUS_CLASSIFY_WAIT": _float(0.02),
@@ -181,6 +184,8 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_RELEVANT": _str(),
 }
 DEFAULTS: dict[str, Any] = {name: setting.default for name, setting in SETTINGS.items()}
+#: Settings renamed: the old name still works, with a warning (check_settings).
+RENAMED: dict[str, str] = {"FOCUS_FOCUS_MODE": "FOCUS_FOCUSED_MODE"}
 
 #: Scrapy's own settings whose values a focused crawl relies on, with their
 #: ranges: a negative budget would otherwise mean "no budget at all".
@@ -216,6 +221,8 @@ def _spec(name: str) -> Setting:
 def _raw(settings: BaseSettings, name: str) -> Any:
     spec = _spec(name)
     value = settings.get(name)
+    if value is None:
+        value = next((settings.get(old) for old, new in RENAMED.items() if new == name and settings.get(old) is not None), None)
     return spec.default if value is None else value
 
 
@@ -298,6 +305,14 @@ def check_settings(settings: BaseSettings, known: Iterable[str] = ()) -> None:
     is in its range. Raise :class:`SettingsError` on the first problem."""
     ours = set(SETTINGS) | set(known)
     for name in sorted(settings.attributes):
+        if name in RENAMED and settings.get(name) is not None:
+            import warnings
+
+            from scrapy.exceptions import ScrapyDeprecationWarning
+
+            warnings.warn(f"{name} is now called {RENAMED[name]}; the old name still works", ScrapyDeprecationWarning,
+                          stacklevel=2)
+            continue
         if name.startswith("FOCUS_") and name not in ours:
             close = difflib.get_close_matches(name, sorted(ours), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""

@@ -38,7 +38,7 @@ CRAWLS: list[tuple[str, str, list[str]]] = [
     ("breadth-first", "breadthfirst", []),
     ("best-first", "bestfirst", []),
     ("SharkSearch", "sharksearch", []),
-    ("focused (soft)", "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUS_MODE=soft"]),
+    ("focused (soft)", "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUSED_MODE=soft"]),
     ("link learner", "linklearner", ["-a", "model={model}", "-a", "good=course"]),
     ("path oracle", "pathoracle", []),
 ]

@@ -49,7 +49,7 @@ def focused_crawl(folder: Path, proxy: str, model: Path, pages: int, **settings:
 
 @pytest.fixture(scope="module")
 def soft_crawl(tmp_path_factory: pytest.TempPathFactory, webkb_replay: Any, trained: tuple[Path, str]) -> CrawlResult:
-    result = focused_crawl(tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUS_MODE="soft")
+    result = focused_crawl(tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUSED_MODE="soft")
     assert result.returncode == 0, result.log[-3000:]
     return result
 
@@ -91,7 +91,7 @@ def test_soft_focus_gives_each_link_its_parent_relevance(soft_crawl: CrawlResult
 def test_hard_focus_follows_only_links_of_pages_classified_good(
     tmp_path: Path, webkb_replay: Any, trained: tuple[Path, str]
 ) -> None:
-    result = focused_crawl(tmp_path, webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUS_MODE="hard")
+    result = focused_crawl(tmp_path, webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUSED_MODE="hard")
     assert result.returncode == 0, result.log[-3000:]
     assert result.summary["focused"]["hard/pruned_pages"] > 0
     # A page is expanded only when its best leaf is below "course"; that leaf's

@@ -155,7 +155,8 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
     listed = scrapy("list")
     assert listed.returncode == 0
     names = listed.stdout.split()
-    assert "bestfirst" in names and "focused-base" not in names and len(names) == 13  # the twelve strategies and refresh
+    # the focus spider, its twelve aliases (one per strategy) and refresh
+    assert "focus" in names and "bestfirst" in names and "focused-base" not in names and len(names) == 14
 
 
 # -- 3. every mistake: one clear line, nothing left running ----------------------------------

@@ -120,7 +120,6 @@ def test_a_bad_home_stops_the_crawl_at_start(webkb_replay: ReplayProcess, tmp_pa
 
 
 def test_the_path_oracle_measures_paths_inside_the_scope() -> None:
-    from types import SimpleNamespace
 
     from crawlproject.strategies.base import Topic
     from crawlproject.strategies.baselines import PathOracleStrategy
@@ -137,7 +136,7 @@ def test_the_path_oracle_measures_paths_inside_the_scope() -> None:
     relevant = {"http://t.example.edu/"}
     free = PathOracleStrategy(Topic(query="x"), TermAnalyzer(), relevant, inlinks)
     assert free.distance["http://a.example.edu/"] == 2
-    crawler = SimpleNamespace(spider=SimpleNamespace(crawl_scope=CrawlScope("domain", ["http://a.example.edu/"])))
-    scoped = PathOracleStrategy(Topic(query="x"), TermAnalyzer(), relevant, inlinks, crawler)  # type: ignore[arg-type]
+    scope = CrawlScope("domain", ["http://a.example.edu/"])
+    scoped = PathOracleStrategy(Topic(query="x"), TermAnalyzer(), relevant, inlinks, scope=lambda: scope)
     assert scoped._distances()["http://a.example.edu/"] == 3
     assert "http://other.org/" not in scoped._distances()

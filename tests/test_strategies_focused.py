@@ -18,6 +18,7 @@ from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy
+from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.meta import PARENT as PARENT_KEY
 from crawlproject.web.meta import PROMOTED_BY as PROMOTED_KEY
 from crawlproject.web.meta import SCORE as SCORE_KEY
@@ -111,7 +112,7 @@ def test_model_and_good_categories_can_come_from_settings(tmp_path: Path) -> Non
     path = tmp_path / "model.npz"
     model().save(path)
     crawler = get_crawler(settings_dict={
-        "FOCUS_MODEL": str(path), "FOCUS_GOOD": "student,course/texas", "FOCUS_FOCUS_MODE": "hard",
+        "FOCUS_MODEL": str(path), "FOCUS_GOOD": "student,course/texas", "FOCUS_FOCUSED_MODE": "hard",
         "FOCUS_DISTILL_EVERY": 50, "FOCUS_RETRAIN_EVERY": 20,
     })
     focused = FocusedCrawlStrategy.from_crawler(crawler, Topic())
@@ -126,7 +127,7 @@ def test_bad_focused_settings_stop_at_start_up(tmp_path: Path) -> None:
     path = tmp_path / "model.npz"
     model().save(path)
     for settings, message in [
-        ({"FOCUS_FOCUS_MODE": "medium"}, "FOCUS_FOCUS_MODE must be one of hard, learn, soft"),
+        ({"FOCUS_FOCUSED_MODE": "medium"}, "FOCUS_FOCUSED_MODE must be one of hard, learn, soft"),
         ({"FOCUS_RETRAIN_CONFIDENCE": 2}, "FOCUS_RETRAIN_CONFIDENCE must be from 0.0 to 1.0"),
         ({"FOCUS_DISTILL_EVERY": -1}, "FOCUS_DISTILL_EVERY must be ≥ 0"),
     ]:
@@ -151,7 +152,7 @@ def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, F
     )
     learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
     focused = FocusedCrawlStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler, home=home,
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler), home=home,
     )
     return scheduler, learner, focused
 
@@ -203,7 +204,7 @@ def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:
     taxonomy_model = model()
     learner = OnlineLearner(taxonomy_model, every=1, confidence=0.0)
     focused = FocusedCrawlStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler)
     )
     scheduler.enqueue_request(Request("http://promoted/", meta={SCORE_KEY: 1.5, PROMOTED_KEY: "http://hub/"}))
     scheduler.enqueue_request(Request("http://plain/", meta={SCORE_KEY: 0.7}))
@@ -229,7 +230,7 @@ def test_online_learning_classifies_each_page_a_bounded_number_of_times() -> Non
     taxonomy_model.proba = counting_proba  # type: ignore[method-assign]
     learner = OnlineLearner(taxonomy_model, every=5, confidence=0.0)
     focused = FocusedCrawlStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, crawler=crawler
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler)
     )
     texts = ["homework lecture exam", "resume advisor thesis", "syllabus austin", "hobbies ithaca"]
     pages = 400

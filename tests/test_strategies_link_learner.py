@@ -10,6 +10,7 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from crawlproject.judges.query import TfQueryJudge as QueryJudge
 from crawlproject.models.link_learner import (
     Experience,
     LinkLearner,
@@ -20,7 +21,7 @@ from crawlproject.models.link_learner import (
     unpack_all,
 )
 from crawlproject.strategies.base import Topic
-from crawlproject.strategies.link_learner import LinkLearnerStrategy, QueryJudge
+from crawlproject.strategies.link_learner import LinkLearnerStrategy
 from crawlproject.strategies.shark_search import SharkSearchStrategy
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer

@@ -2,9 +2,9 @@
 Scrapy itself: the replay (FOCUS_REPLAY_WARC / FOCUS_REPLAY_PROXY) or the
 live web, with robots.txt, the network policy and the project's politeness,
 as any crawl. Two crawls run side by side in the command's process: the
-examples themselves (no link followed), and — when no irrelevant examples
-are given — a breadth-first sample of the pages near the seeds, from which
-the pages least like the examples become the irrelevant ones."""
+examples themselves (no link followed), and a breadth-first sample of the
+pages near the seeds — what a crawl from them meets: the unlabelled pages
+the model is trained and judged on (crawlproject.models.topic_page)."""
 
 from __future__ import annotations
 

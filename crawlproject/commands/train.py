@@ -2,10 +2,10 @@
 crawler's taxonomy classifier and report how good it is before a crawl.
 
 ``--examples URLS`` trains a topic from example pages instead (docs/strategies.md,
-"A topic from examples"): the pages are fetched through Scrapy, irrelevant
-examples come from ``--negatives`` or, when none are given, from the pages
-near the seeds that look least like the examples, and the report is a
-cross-validated precision and recall of the relevant class.
+"A topic from examples"): the example pages and the pages near the seeds (what
+a crawl from them meets) are fetched through Scrapy, and the report states the
+precision and recall the model expects on those pages
+(crawlproject.models.topic_page: positive-unlabelled learning).
 
 ``--kind context-graph`` or ``--kind link-value`` (with ``--good CATEGORY``)
 trains a look-ahead model instead, on the labels and the WARC's link graph
@@ -64,10 +64,10 @@ class Command(ProjectCommand):
         parser.add_argument("--cache-dir", default=".cache")
         examples = parser.add_argument_group("a topic from example pages (--examples)")
         examples.add_argument("--examples", help="relevant example URLs: a file (one per line) or a comma list")
-        examples.add_argument("--negatives", default="", help="irrelevant example URLs (default: drawn near the seeds)")
-        examples.add_argument("--seeds", default="", help="where to draw irrelevant examples from (default: the examples)")
-        examples.add_argument("--sample", type=int, default=200, help="pages fetched near the seeds to draw from")
-        examples.add_argument("--folds", type=int, default=5, help="cross-validation folds (at most the smaller class)")
+        examples.add_argument("--negatives", default="", help="irrelevant example URLs (optional)")
+        examples.add_argument("--seeds", default="", help="where the crawl will start (default: the examples): "
+                              "the pages near them are what the model is judged on")
+        examples.add_argument("--sample", type=int, default=200, help="pages fetched near the seeds")
         examples.add_argument("--work-dir", default="", help="where the fetched pages go (default: beside -o)")
         lookahead = parser.add_argument_group("look-ahead models (--kind context-graph | link-value)")
         lookahead.add_argument(
@@ -157,28 +157,20 @@ class Command(ProjectCommand):
 
     def _train_from_examples(self, opts: argparse.Namespace) -> None:
         from crawlproject.commands._examples import crawl_failures, fetch
-        from crawlproject.models.examples import (
-            IRRELEVANT,
-            RELEVANT,
-            Examples,
-            cross_validated,
-            format_cross_validated,
-            least_like,
-        )
-        from crawlproject.models.taxonomy_classifier import ModelSettings, TaxonomyClassifier
+        from crawlproject.models.topic_page import TopicPageModel, format_report
         from crawlproject.spiders.seeds import parse_seeds
 
         if opts.kind != "taxonomy" or opts.labels or opts.warc or opts.pages or opts.index:
             raise UsageError("--examples trains a classifier from example URLs alone: no --labels, --warc, --pages or --kind")
         relevant = parse_seeds(opts.examples)
         negatives = parse_seeds(opts.negatives) if opts.negatives else []
-        near = (parse_seeds(opts.seeds) if opts.seeds else relevant) if not negatives else []
+        near = parse_seeds(opts.seeds) if opts.seeds else relevant
         if not relevant:
             raise UsageError("--examples names no URL")
         started = time.monotonic()
         work = Path(opts.work_dir or Path(opts.output).with_suffix("")).resolve()
-        print(f"Fetching {len(relevant)} relevant and {len(negatives)} irrelevant example pages"
-              + (f", and up to {opts.sample} pages near {len(near)} seeds" if near else "") + f" into {work}/")
+        print(f"Fetching {len(relevant)} relevant and {len(negatives)} irrelevant example pages, and up to "
+              f"{opts.sample} pages near {len(near)} seeds (what a crawl from them meets) into {work}/")
         assert self.crawler_process is not None
         pages, nearby = fetch(self.crawler_process, work, relevant + negatives, near, opts.sample)
         failures = crawl_failures(work)
@@ -192,44 +184,33 @@ class Command(ProjectCommand):
         negative = [url for url in dict.fromkeys(canonicalize(u) for u in negatives) if url in texts]
         if not positive:
             raise ValueError("no relevant example page could be fetched: nothing to train on")
-        drawn = []
-        if not negatives:
-            candidates = {url: text for url, text in nearby.items() if text and url not in texts}
-            drawn = least_like([texts[url] for url in positive], candidates, max(len(positive), 10))
-            texts.update((url, str(candidates[url])) for url in drawn)
-            negative = drawn
-            print(f"Irrelevant examples: the {len(drawn)} of {len(candidates)} pages near the seeds least like the examples")
-        if not negative:
-            raise ValueError("no irrelevant example page: give --negatives, or --seeds whose neighbourhood can be fetched")
-        examples = Examples()
-        for url in positive:
-            examples.add(url, texts[url], RELEVANT)
-        for url in negative:
-            examples.add(url, texts[url], IRRELEVANT)
-        settings = ModelSettings(features=opts.features, stem=not opts.no_stemming, alpha=opts.alpha, min_df=opts.min_df)
-        report = cross_validated(examples, settings, opts.folds, opts.seed)
-        print(format_cross_validated(report))
-        model = TaxonomyClassifier(settings).fit(examples.texts, examples.categories)
-        model.report = {
-            "good": RELEVANT, "examples": {"relevant": positive, "irrelevant": negative, "drawn": bool(drawn)},
-            "cross_validation": report,
-        }
+        unlabelled = [url for url, text in nearby.items() if text and text.strip() and url not in texts]
+        if not negative and not unlabelled:
+            raise ValueError("no irrelevant example and no page near the seeds: give --negatives, "
+                             "or --seeds whose neighbourhood can be fetched")
+        model = TopicPageModel(stem=not opts.no_stemming).fit(
+            [texts[url] for url in positive], [texts[url] for url in negative],
+            [str(nearby[url]) for url in unlabelled], opts.seed,
+        )
+        model.report["examples"] = {"relevant": positive, "irrelevant": negative}
+        print(format_report(model.report))
         model.save(opts.output)
         print(
-            f"\nModel of a topic from {len(positive)} relevant and {len(negative)} irrelevant pages written to "
-            f"{opts.output} ({time.monotonic() - started:.1f}s); {self._crawl_with(opts.output, RELEVANT)}"
+            f"\nModel of a topic from {len(positive)} relevant and {len(negative)} irrelevant pages and "
+            f"{len(unlabelled)} pages near the seeds written to {opts.output} "
+            f"({time.monotonic() - started:.1f}s); {self._crawl_with(opts.output)}"
         )
 
-    def _crawl_with(self, model: str, good: str) -> str:
-        """How to crawl with a model, naming a spider this project has."""
+    def _crawl_with(self, model: str) -> str:
+        """How to crawl with a topic model, naming a spider this project has."""
         assert self.crawler_process is not None
         spiders = self.crawler_process.spider_loader.list()
-        if "linklearner" in spiders:
-            return f"crawl with it: scrapy crawl linklearner -a model={model} -a seeds=…  (good category: {good})"
+        if "focus" in spiders:
+            return f"crawl with it: scrapy crawl focus -a model={model} -a seeds=…  (any strategy: -a strategy=NAME)"
         shown = ", ".join(spiders[:8]) + (", …" if len(spiders) > 8 else "") if spiders else "none yet"
         return (
-            f"crawl with it from a spider of yours derived from crawlproject.spiders.linklearner.LinkLearnerSpider: "
-            f"scrapy crawl SPIDER -a model={model} -a seeds=…  (good category: {good}; this project's spiders: {shown})"
+            f"crawl with it from a spider of yours derived from crawlproject.spiders.focus.FocusSpider: "
+            f"scrapy crawl SPIDER -a model={model} -a seeds=…  (this project's spiders: {shown})"
         )
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:

@@ -198,7 +198,13 @@ class CrawlDashboard:
         ]
         strategy = getattr(self.crawler.spider, "strategy", None)
         learning = strategy.describe_learning() if strategy is not None else {}
-        return self.watch.snapshot(stats, samples[0] if samples else [], learning)
+        state = self.watch.snapshot(stats, samples[0] if samples else [], learning)
+        describe_judge = getattr(strategy, "describe_judge", None)
+        judge = describe_judge() if callable(describe_judge) else None
+        if judge is not None:  # the questions: only pages not labelled yet
+            judge["questions"] = [q for q in judge.get("questions", []) if q["url"] not in self.watch.user_labels]
+        state["judge"] = judge
+        return state
 
     def add_label(self, url: str, relevant: bool) -> dict[str, Any]:
         key = canonicalize(url)

@@ -236,7 +236,7 @@ def least_like(examples: Sequence[str], candidates: dict[str, str], count: int, 
     return [urls[i] for i in order[:count]]
 
 
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson's 95 % interval of a proportion (sound for small counts).
 
     >>> [round(x, 3) for x in wilson(8, 10)]
@@ -248,67 +248,3 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def cross_validated(examples: Examples, settings: ModelSettings, folds: int = 5, seed: int = 1) -> dict[str, Any]:
-    """Precision and recall of the relevant class by stratified k-fold
-    cross-validation (k at most the smaller class's size), pooled over the
-    folds with Wilson's 95 % intervals, per fold with their spread, and the
-    warnings a user should read before crawling with the model."""
-    from sklearn.model_selection import StratifiedKFold
-
-    labels = np.array([category == RELEVANT for category in examples.categories])
-    smaller = int(min(labels.sum(), (~labels).sum()))
-    warnings = []
-    if labels.sum() < TOO_FEW or (~labels).sum() < TOO_FEW:
-        warnings.append(
-            f"only {int(labels.sum())} relevant and {int((~labels).sum())} irrelevant examples: too few to trust "
-            f"(give at least {TOO_FEW} of each)"
-        )
-    if smaller < 2:
-        return {"folds": 0, "warnings": [*warnings, "too few examples of a class to cross-validate"]}
-    k = min(folds, smaller)
-    predicted = np.zeros(len(labels), dtype=bool)
-    per_fold = []
-    for train, test in StratifiedKFold(k, shuffle=True, random_state=seed).split(labels, labels):
-        part = examples.subset(train.tolist())
-        model = TaxonomyClassifier(settings).fit(part.texts, part.categories)
-        good = model.good_nodes([RELEVANT])
-        relevance = model.classify_texts([examples.texts[i] for i in test])[:, good].sum(axis=1)
-        predicted[test] = relevance > 0.5
-        hits = int((predicted[test] & labels[test]).sum())
-        per_fold.append((hits / max(int(predicted[test].sum()), 1), hits / max(int(labels[test].sum()), 1)))
-    true_positive = int((predicted & labels).sum())
-    precision = true_positive / max(int(predicted.sum()), 1)
-    recall = true_positive / int(labels.sum())
-    precision_interval = wilson(true_positive, int(predicted.sum()))
-    recall_interval = wilson(true_positive, int(labels.sum()))
-    if recall_interval[1] - recall_interval[0] > 0.4 or precision_interval[1] - precision_interval[0] > 0.4:
-        warnings.append("the cross-validated precision or recall is uncertain by more than ±20 points: add examples")
-    spread = np.array(per_fold)
-    return {
-        "folds": k,
-        "relevant": int(labels.sum()),
-        "irrelevant": int((~labels).sum()),
-        "precision": precision, "precision_interval": list(precision_interval),
-        "recall": recall, "recall_interval": list(recall_interval),
-        "precision_by_fold": spread[:, 0].tolist(), "recall_by_fold": spread[:, 1].tolist(),
-        "warnings": warnings,
-    }
-
-
-def format_cross_validated(report: dict[str, Any]) -> str:
-    if not report.get("folds"):
-        return "\n".join(f"WARNING: {warning}" for warning in report["warnings"])
-    by_fold = np.array([report["precision_by_fold"], report["recall_by_fold"]])
-    standard_errors = by_fold.std(axis=1, ddof=1) / math.sqrt(by_fold.shape[1]) if by_fold.shape[1] > 1 else [0, 0]
-    lines = [
-        f"{report['folds']}-fold cross-validation on {report['relevant']} relevant and {report['irrelevant']} "
-        "irrelevant examples (class 'relevant'):",
-        f"  precision {report['precision']:.0%} (95 % interval {report['precision_interval'][0]:.0%}–"
-        f"{report['precision_interval'][1]:.0%}; per fold {by_fold[0].mean():.0%} ± {standard_errors[0]:.0%})",
-        f"  recall    {report['recall']:.0%} (95 % interval {report['recall_interval'][0]:.0%}–"
-        f"{report['recall_interval'][1]:.0%}; per fold {by_fold[1].mean():.0%} ± {standard_errors[1]:.0%})",
-    ]
-    lines += [f"WARNING: {warning}" for warning in report["warnings"]]
-    return "\n".join(lines)

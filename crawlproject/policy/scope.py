@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tldextract import TLDExtract
 
@@ -31,9 +31,8 @@ from crawlproject.web import meta as keys
 from crawlproject.web.urls import host_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
-    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from crawlproject.web.page import Page
@@ -153,7 +152,7 @@ class HomeSites:
 
     def __init__(
         self, mode: str = "domain", named: Iterable[str] = (), seeds_are_home: bool = False,
-        crawler: Crawler | None = None,
+        seeds: Callable[[], Iterable[str] | None] | None = None,
     ):
         if mode not in ("domain", "host"):
             raise ValueError(f"a home is a set of registered domains or hosts, got {mode!r}")
@@ -161,34 +160,36 @@ class HomeSites:
         self.named = {self._named_site(url) for url in named}
         self.seeds_are_home = seeds_are_home
         self._seeds: set[str] = set()
-        self._crawler: Any = crawler  # its spider's seed list is read once, when there is a spider
+        #: the spider's seed list, read once when there is a spider (None before)
+        self._seed_list = seeds
 
     @classmethod
     def from_settings(
         cls, settings: BaseSettings | None, mode: str = "domain", named: Iterable[str] = (),
-        seeds_are_home: bool = False, crawler: Crawler | None = None,
+        seeds_are_home: bool = False, seeds: Callable[[], Iterable[str] | None] | None = None,
     ) -> HomeSites:
         """The home *named* (a model's), or else FOCUS_HOME's URLs or host
         names (a clear error for one that names no host)."""
         named = list(named)
         if named or settings is None:
-            return cls(mode, named, seeds_are_home, crawler)
+            return cls(mode, named, seeds_are_home, seeds)
         setting = [item.strip() for item in config.get_str(settings, "FOCUS_HOME").split(",") if item.strip()]
         try:
-            return cls(mode, setting, seeds_are_home, crawler)
+            return cls(mode, setting, seeds_are_home, seeds)
         except ValueError as exc:
             raise config.SettingsError(f"FOCUS_HOME: {exc}") from None
 
     @classmethod
     def of_model(
-        cls, model: SiteBoundModel, settings: BaseSettings | None, crawler: Crawler | None = None
+        cls, model: SiteBoundModel, settings: BaseSettings | None,
+        seeds: Callable[[], Iterable[str] | None] | None = None,
     ) -> HomeSites:
         """The home of a crawl led by a trained model (context graph, link
         value): the one its training named, else FOCUS_HOME, else — for a
         model that counts only its home's targets — the seeds' sites."""
         return cls.from_settings(
             settings, "host" if model.value_scope == "host" else "domain", model.home,
-            seeds_are_home=model.value_scope != "any", crawler=crawler,
+            seeds_are_home=model.value_scope != "any", seeds=seeds,
         )
 
     def site(self, url: str) -> str:
@@ -216,10 +217,10 @@ class HomeSites:
     def sites(self) -> set[str]:
         if self.named or not self.seeds_are_home:
             return self.named
-        spider = getattr(self._crawler, "spider", None)
-        if spider is not None:
-            self._crawler = None
-            self._seeds.update(self.site(url) for url in getattr(spider, "seed_urls", ()))
+        found = self._seed_list() if self._seed_list is not None else None
+        if found is not None:
+            self._seed_list = None
+            self._seeds.update(self.site(url) for url in found)
         return self._seeds
 
     def away(self, url: str) -> bool:

@@ -1,13 +1,17 @@
 """FocusedSpider: the base every crawlproject spider (and every user's topic
-spider) derives from.
+spider) derives from, and the one spider of every strategy (``focus``).
 
-It reads the topic and the seeds from spider arguments or class attributes,
-asks its strategy to score each fetched page's links, and yields one
+It reads the topic (a query, or a model and its good categories) and the
+seeds from spider arguments or class attributes, has its strategy built by
+the one factory (crawlproject.strategies.factory: ``-a strategy=…``, else
+``FOCUS_STRATEGY``, else the class's ``strategy_class``), asks it to score
+each fetched page's links, and yields one
 :class:`~crawlproject.items.PageItem` per fetch plus one Request per outlink
 carrying its score. Ordering is the frontier scheduler's job; see
 crawlproject.frontier.
 
-    scrapy crawl bestfirst -a query="course syllabus" -a seeds=seeds.txt
+    scrapy crawl focus -a strategy=shark-search -a query="course syllabus" -a seeds=seeds.txt
+    scrapy crawl bestfirst -a query="course syllabus" -a seeds=seeds.txt   # an alias
 
 A topic spider is a subclass with its topic filled in, as a Scrapy user
 writes any spider (README, "Your own topic spider")::
@@ -27,20 +31,23 @@ import inspect
 from itertools import count
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.corpus.labels import parse_categories
 from crawlproject.corpus.output import crawl_output
 from crawlproject.items import PageItem
 from crawlproject.policy.near_duplicates import NearDuplicates
 from crawlproject.policy.scope import CrawlScope
+from crawlproject.scrapy_private import downloads_in_flight
+from crawlproject.spiders.batching import MicroBatcher
 from crawlproject.spiders.seeds import RedisSeedsMixin
 from crawlproject.spiders.sitemaps import SitemapsMixin
-from crawlproject.strategies import strategy_class
 from crawlproject.strategies.base import CrawlStrategy, Topic
-from crawlproject.strategies.breadth_first import BreadthFirstStrategy
+from crawlproject.strategies.factory import build_strategy
 from crawlproject.web import meta as keys
 from crawlproject.web.page import Page
 
@@ -111,11 +118,19 @@ class ArgumentsMixin:
 
 
 class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
-    """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not offer it."""
+    """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not
+    offer it; :class:`crawlproject.spiders.focus.FocusSpider` is it, named."""
 
-    strategy_class: ClassVar[type[CrawlStrategy]] = BreadthFirstStrategy
+    #: The strategy when neither ``-a strategy=`` nor FOCUS_STRATEGY names
+    #: one: a strategy name (crawlproject.strategies.STRATEGIES) or a class.
+    strategy_class: ClassVar[type[CrawlStrategy] | str] = "breadth-first"
     #: The topic's keywords; ``-a query=…`` overrides it.
     query: str = ""
+    #: A model file whose judge judges pages (``-a model=…``, or FOCUS_MODEL):
+    #: a taxonomy classifier (``scrapy train``) or a topic from examples.
+    model: str = ""
+    #: A taxonomy model's good categories (``-a good=…``, or FOCUS_GOOD).
+    good: tuple[str, ...] | str = ()
     #: Which hosts the crawl may go to (crawlproject.policy.scope), from its seeds.
     crawl_scope: CrawlScope = CrawlScope()
     strategy: CrawlStrategy
@@ -129,6 +144,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         follow_links: str | bool = True,
         scope: str | None = None,
         sitemaps: str | None = None,
+        model: str | None = None,
+        good: str | None = None,
+        strategy: str | None = None,
         **kwargs: Any,
     ):
         self._check_arguments(kwargs)
@@ -144,6 +162,10 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         self._scope_argument = scope  # -a scope=any|domain|host; FOCUS_SCOPE otherwise
         self._sitemaps_argument = sitemaps  # -a sitemaps=URL,…: read from the start (spiders.sitemaps)
         self._fetch_order = count(1)
+        self.model_path = model or type(self).model
+        chosen = good or type(self).good
+        self.good_categories = parse_categories(chosen) if isinstance(chosen, str) else tuple(chosen)
+        self._strategy_argument = strategy
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -171,8 +193,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                 "(one URL per line), give the spider class seeds or start_urls, or a Redis list "
                 "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
             )
-        chosen = strategy_class(config.get_str(settings, "FOCUS_STRATEGY")) or cls.strategy_class
-        spider.strategy = chosen.from_crawler(crawler, spider._topic())
+        spider.strategy = build_strategy(crawler, spider._topic(), cls.strategy_class, spider._strategy_argument)
+        spider._batch_classifications(crawler)
         spider._check_seeds_reachable(crawler)
         # The output folder is settled now, before anything starts: a folder
         # of another crawl stops the crawl here; a resumed one numbers on.
@@ -183,7 +205,30 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         return spider
 
     def _topic(self) -> Topic:
-        return Topic(query=self.query)
+        return Topic(query=self.query, model=self.model_path, good=self.good_categories)
+
+    #: Pages classified in micro-batches (a strategy that classifies a batch
+    #: at once: the focused crawler): a callback awaits its page's verdict
+    #: while the downloader keeps fetching.
+    batcher: MicroBatcher[Page, Any] | None = None
+
+    def _batch_classifications(self, crawler: Crawler) -> None:
+        classify = getattr(self.strategy, "classify", None)
+        if not callable(classify):
+            return
+        settings = crawler.settings
+        self.batcher = MicroBatcher(
+            classify,
+            max_size=config.get_int(settings, "FOCUS_CLASSIFY_BATCH"),
+            wait=config.get_float(settings, "FOCUS_CLASSIFY_WAIT"),
+            nothing_in_flight=lambda: downloads_in_flight(crawler) == 0,
+        )
+        crawler.signals.connect(self._flush_batch, signals.spider_idle)
+        crawler.signals.connect(self._flush_batch, signals.spider_closed)
+
+    def _flush_batch(self) -> None:
+        if self.batcher is not None:
+            self.batcher.flush()
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.seed_urls:
@@ -203,10 +248,31 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         *key* is the URL's canonical form when the caller knows it."""
         if key is not None:
             meta[keys.KEY] = (url, key)
-        return Request(url, callback=self.parse, errback=self.on_error, meta=meta)
+        callback = self.parse if self.batcher is None else self.parse_classified
+        return Request(url, callback=callback, errback=self.on_error, meta=meta)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         yield from self._outputs(response, self._page_of(response))
+
+    async def parse_classified(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+        """:meth:`parse`, once the page's batch is classified."""
+        page = self._page_of(response)
+        if 200 <= response.status < 300 and self.batcher is not None:
+            try:
+                await maybe_deferred_to_future(self.batcher.submit(page))
+            except Exception:
+                # A classifier failure must not lose the page: it is recorded with
+                # relevance 0 and its links followed at the lowest priority.
+                assert self.crawler is not None and self.crawler.stats is not None
+                stats = self.crawler.stats
+                if not stats.get_value("focus/classify/errors"):
+                    self.logger.exception(
+                        "Classifying %s failed; further failures are counted in focus/classify/errors", page.url,
+                    )
+                stats.inc_value("focus/classify/errors")
+                self.strategy.classify_failed(page)  # type: ignore[attr-defined]
+        for output in self._outputs(response, page):
+            yield output
 
     def _page_of(self, response: Response) -> Page:
         page = Page.from_response(
@@ -269,14 +335,5 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
 
 
 class ModelSpider(FocusedSpider):
-    """A spider whose strategy reads a trained model: ``-a model=FILE``, the
-    class attribute ``model``, or the FOCUS_MODEL setting. Abstract."""
-
-    model: str = ""
-
-    def __init__(self, model: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.model_path = model or type(self).model
-
-    def _topic(self) -> Topic:
-        return Topic(query=self.query, model=self.model_path)
+    """Kept for projects whose topic spiders derive from it: every spider
+    now reads ``-a model=`` and ``-a good=`` (FocusedSpider). Abstract."""

@@ -1,31 +1,27 @@
-"""Spiders of the evaluation's floor and ceilings (see strategies.baselines)."""
+"""Aliases of the ``focus`` spider for the evaluation's floor and ceilings
+(see strategies.baselines)."""
 
 from __future__ import annotations
 
 from crawlproject.spiders.base import FocusedSpider
-from crawlproject.strategies.baselines import (
-    OneStepOracleStrategy,
-    PathOracleStrategy,
-    RandomStrategy,
-)
 
 
 class RandomSpider(FocusedSpider):
     """Links in random order: a floor."""
 
     name = "random"
-    strategy_class = RandomStrategy
+    strategy_class = "random"
 
 
 class OracleSpider(FocusedSpider):
     """One-step oracle: knows whether each link's target is relevant."""
 
     name = "oracle"
-    strategy_class = OneStepOracleStrategy
+    strategy_class = "oracle"
 
 
 class PathOracleSpider(FocusedSpider):
     """Path oracle: knows the corpus graph and the labels (an upper bound)."""
 
     name = "pathoracle"
-    strategy_class = PathOracleStrategy
+    strategy_class = "path-oracle"

@@ -1,11 +1,12 @@
+"""Alias of the ``focus`` spider whose strategy is naive best-first (SPEC §2)."""
+
 from __future__ import annotations
 
 from crawlproject.spiders.base import FocusedSpider
-from crawlproject.strategies.best_first import BestFirstStrategy
 
 
 class BestFirstSpider(FocusedSpider):
-    """Naive best-first: links scored by the cosine of query and parent page (SPEC §2)."""
+    """Naive best-first: links scored by the relevance of their page (SPEC §2)."""
 
     name = "bestfirst"
-    strategy_class = BestFirstStrategy
+    strategy_class = "best-first"

@@ -1,4 +1,5 @@
-"""Spiders of the strategies that look ahead (SPEC §2; docs/strategies.md):
+"""Aliases of the ``focus`` spider for the strategies that look ahead (SPEC §2;
+docs/strategies.md):
 
     scrapy train --kind context-graph --labels L --warc W --good course -o cg.npz
     scrapy crawl contextgraph -a model=cg.npz -a seeds=seeds.txt
@@ -11,28 +12,25 @@
 
 from __future__ import annotations
 
-from crawlproject.spiders.base import FocusedSpider, ModelSpider
-from crawlproject.strategies.context_graph import ContextGraphStrategy
-from crawlproject.strategies.infospiders import InfoSpidersStrategy
-from crawlproject.strategies.link_value import LinkValueStrategy
+from crawlproject.spiders.base import FocusedSpider
 
 
-class ContextGraphSpider(ModelSpider):
+class ContextGraphSpider(FocusedSpider):
     """Diligenti et al.'s context-focused crawler: a queue per layer."""
 
     name = "contextgraph"
-    strategy_class = ContextGraphStrategy
+    strategy_class = "context-graph"
 
 
-class LinkValueSpider(ModelSpider):
+class LinkValueSpider(FocusedSpider):
     """Rennie & McCallum's learned link value, learning on while it crawls."""
 
     name = "linkvalue"
-    strategy_class = LinkValueStrategy
+    strategy_class = "link-value"
 
 
 class InfoSpidersSpider(FocusedSpider):
     """Menczer's InfoSpiders: a population of learning agents."""
 
     name = "infospiders"
-    strategy_class = InfoSpidersStrategy
+    strategy_class = "infospiders"

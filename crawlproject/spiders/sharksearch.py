@@ -1,20 +1,19 @@
-"""SharkSearch and Fish-Search spiders (SPEC §2)."""
+"""Aliases of the ``focus`` spider: SharkSearch and Fish-Search (SPEC §2)."""
 
 from __future__ import annotations
 
 from crawlproject.spiders.base import FocusedSpider
-from crawlproject.strategies.shark_search import FishSearchStrategy, SharkSearchStrategy
 
 
 class SharkSearchSpider(FocusedSpider):
     """Links scored by inherited relevance, anchor text and link context."""
 
     name = "sharksearch"
-    strategy_class = SharkSearchStrategy
+    strategy_class = "shark-search"
 
 
 class FishSearchSpider(FocusedSpider):
     """Binary relevance, depth-bounded: SharkSearch's ancestor."""
 
     name = "fishsearch"
-    strategy_class = FishSearchStrategy
+    strategy_class = "fish-search"

@@ -1,8 +1,11 @@
 """The strategy contract: scoring, kept apart from queueing (STYLE §4).
 
-A strategy sees each fetched page once and returns a score for each of its
-outlinks; the frontier orders by those scores. It never touches the queue,
-so every strategy plugs into every frontier backend.
+A strategy is the link scorer of the three ports (crawlproject.strategies.ports):
+it sees each fetched page once, with its judge's relevance, and returns a
+score for each of its outlinks; the frontier orders by those scores. What it
+may ask of the queue goes through the frontier port it was built with, so
+every strategy plugs into every frontier backend, and runs in a test with
+no crawl at all.
 """
 
 from __future__ import annotations
@@ -13,15 +16,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from crawlproject import config
+from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Promotion
 from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
+    from crawlproject.judges.base import PageJudge
+    from crawlproject.policy.scope import CrawlScope
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 
@@ -58,10 +66,29 @@ class Topic:
     good: tuple[str, ...] = ()
 
 
-def trained_model_path(crawler: Crawler, topic: Topic, strategy: str, kind: str) -> str:
+@dataclass(frozen=True)
+class BuildContext:
+    """What the strategy factory (crawlproject.strategies.factory) hands a
+    strategy class to build one: the settings, the topic, the frontier port,
+    the judge (when the class asks for one) and the crawl's scope."""
+
+    settings: BaseSettings
+    topic: Topic
+    frontier: FrontierPort
+    judge: PageJudge | None = None
+    #: the spider's seed URLs (None until the spider exists): a home of seeds' sites reads them
+    seeds: Callable[[], Iterable[str] | None] = lambda: None
+    #: the spider's scope (None until the spider exists, or unbounded): the path oracle's paths stay in it
+    scope: Callable[[], CrawlScope | None] = lambda: None
+
+    def analyzer(self) -> TermAnalyzer:
+        return TermAnalyzer(stem=config.get_bool(self.settings, "FOCUS_STEMMING"))
+
+
+def trained_model_path(settings: BaseSettings, topic: Topic, strategy: str, kind: str) -> str:
     """The model file named by ``-a model=`` or FOCUS_MODEL, or a clear error
     naming the ``scrapy train --kind`` that makes one."""
-    path = topic.model or config.get_str(crawler.settings, "FOCUS_MODEL")
+    path = topic.model or config.get_str(settings, "FOCUS_MODEL")
     if not path:
         raise config.SettingsError(
             f"the {strategy} crawler needs a model: -a model=FILE (from `scrapy train --kind {kind}`)"
@@ -74,21 +101,33 @@ class CrawlStrategy(ABC):
     name: ClassVar[str]
     #: Whether the strategy ignores scores (a FIFO frontier serves it exactly).
     blind: ClassVar[bool] = False
+    #: Whether the factory builds it a page judge from the settings and the
+    #: topic (crawlproject.judges); the others judge pages their own way.
+    needs_judge: ClassVar[bool] = False
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer):
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, frontier: FrontierPort | None = None):
         self.topic = topic
         self.analyzer = analyzer
+        self.frontier: FrontierPort = frontier if frontier is not None else DetachedFrontier()
+        self.judge: PageJudge | None = None
+
+    @classmethod
+    def from_settings(cls, context: BuildContext) -> Self:
+        """A strategy of these settings (the factory calls it)."""
+        return cls(context.topic, context.analyzer(), context.frontier)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        analyzer = TermAnalyzer(stem=config.get_bool(crawler.settings, "FOCUS_STEMMING"))
-        return cls(topic, analyzer)
+        """This strategy for a crawl, built by the one factory."""
+        from crawlproject.strategies.factory import build_strategy
+
+        return build_strategy(crawler, topic, cls)  # type: ignore[return-value]
 
     def page_relevance(self, page: Page) -> float | None:
-        """The strategy's estimate of how relevant *page* is, in [0, 1], or
+        """How relevant *page* is, in [0, 1] — its judge's verdict — or
         ``None`` for a blind strategy. Called once per fetched page, before
         :meth:`score_links`."""
-        return None
+        return self.judge.relevance(page) if self.judge is not None else None
 
     @abstractmethod
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
@@ -109,13 +148,19 @@ class CrawlStrategy(ABC):
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
         """The user says the fetched page *key* is (not) relevant (the
-        dashboard's labels): a strategy that learns takes it in and says
-        what changed; the others ignore it."""
-        return {"learnt": False}
+        dashboard's labels): the judge takes it in (and counts it for its
+        precision); a strategy that learns links too overrides this."""
+        return {"judge": self.judge.label(key, relevant)} if self.judge is not None else {"learnt": False}
 
     def describe_learning(self) -> dict[str, Any]:
         """What the strategy has learnt so far, for a person (the dashboard)."""
         return {}
+
+    def describe_judge(self) -> dict[str, Any] | None:
+        """The judge, its estimated precision and its questions (dashboard)."""
+        if self.judge is None:
+            return None
+        return {**self.judge.describe(), "questions": self.judge.questions(5)}
 
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Called once per fetched page after its links were scored, for

@@ -17,7 +17,6 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import is_relevant, load_labels, parse_categories
 from crawlproject.policy.scope import CrawlScope
@@ -25,12 +24,13 @@ from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
-    from crawlproject.strategies.base import Topic
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 _UNREACHABLE = 1_000_000  # no relevant page can be reached from here
@@ -39,22 +39,22 @@ _UNREACHABLE = 1_000_000  # no relevant page can be reached from here
 class RandomStrategy(CrawlStrategy):
     name = "random"
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer, seed: int = 0):
-        super().__init__(topic, analyzer)
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, seed: int = 0, frontier: FrontierPort | None = None):
+        super().__init__(topic, analyzer, frontier)
         self.rng = random.Random(seed)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        seed = config.get_int(crawler.settings, "FOCUS_RANDOM_SEED")
-        return cls(topic, TermAnalyzer(stem=False), seed)
+    def from_settings(cls, context: BuildContext) -> Self:
+        seed = config.get_int(context.settings, "FOCUS_RANDOM_SEED")
+        return cls(context.topic, TermAnalyzer(stem=False), seed, context.frontier)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         return [self.rng.random() for _ in page.links]
 
 
-def _relevant_from_settings(crawler: Crawler, strategy: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    labels_path = config.get_str(crawler.settings, "FOCUS_LABELS")
-    relevant = config.get_str(crawler.settings, "FOCUS_RELEVANT")
+def _relevant_from_settings(settings: BaseSettings, strategy: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    labels_path = config.get_str(settings, "FOCUS_LABELS")
+    relevant = config.get_str(settings, "FOCUS_RELEVANT")
     if not labels_path or not parse_categories(relevant):
         raise SettingsError(
             f"the {strategy} knows the labels: set FOCUS_LABELS (url<TAB>category file) "
@@ -67,15 +67,17 @@ def _relevant_from_settings(crawler: Crawler, strategy: str) -> tuple[dict[str, 
 class OneStepOracleStrategy(CrawlStrategy):
     name = "oracle"
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer, relevant_urls: set[str]):
-        super().__init__(topic, analyzer)
+    def __init__(
+        self, topic: Topic, analyzer: TermAnalyzer, relevant_urls: set[str], frontier: FrontierPort | None = None,
+    ):
+        super().__init__(topic, analyzer, frontier)
         self.relevant_urls = relevant_urls
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        labels, relevant = _relevant_from_settings(crawler, "one-step oracle")
+    def from_settings(cls, context: BuildContext) -> Self:
+        labels, relevant = _relevant_from_settings(context.settings, "one-step oracle")
         urls = {url for url, category in labels.items() if is_relevant(category, relevant)}
-        return cls(topic, TermAnalyzer(stem=False), urls)
+        return cls(context.topic, TermAnalyzer(stem=False), urls, context.frontier)
 
     def page_relevance(self, page: Page) -> float:
         return 1.0 if page.key in self.relevant_urls else 0.0
@@ -94,11 +96,12 @@ class PathOracleStrategy(OneStepOracleStrategy):
         analyzer: TermAnalyzer,
         relevant_urls: set[str],
         inlinks: dict[str, list[str]],
-        crawler: Crawler | None = None,
+        frontier: FrontierPort | None = None,
+        scope: Callable[[], CrawlScope | None] = lambda: None,
     ):
-        super().__init__(topic, analyzer, relevant_urls)
+        super().__init__(topic, analyzer, relevant_urls, frontier)
         self.inlinks = inlinks
-        self.crawler = crawler
+        self.scope = scope
         self.unfetched_relevant = set(relevant_urls) & set(inlinks)
         self._scope_cache: tuple[frozenset[str], set[str]] | None = None
         self.distance = self._distances()
@@ -106,19 +109,19 @@ class PathOracleStrategy(OneStepOracleStrategy):
         self._scope_seen = False  # the spider (and its scope) exists once the crawl runs
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
+    def from_settings(cls, context: BuildContext) -> Self:
         from crawlproject.corpus.reader import load_corpus
 
-        labels, relevant = _relevant_from_settings(crawler, "path oracle")
-        warc = config.get_str(crawler.settings, "FOCUS_ORACLE_WARC")
+        settings = context.settings
+        labels, relevant = _relevant_from_settings(settings, "path oracle")
+        warc = config.get_str(settings, "FOCUS_ORACLE_WARC")
         if not warc:
             raise SettingsError("the path oracle knows the corpus graph: set FOCUS_ORACLE_WARC")
         corpus = load_corpus(
-            warc, config.get_str(crawler.settings, "FOCUS_LABELS"),
-            config.get_str(crawler.settings, "FOCUS_CACHE_DIR") or None,
+            warc, config.get_str(settings, "FOCUS_LABELS"), config.get_str(settings, "FOCUS_CACHE_DIR") or None,
         )
         urls = {url for url, category in labels.items() if is_relevant(category, relevant)}
-        return cls(topic, TermAnalyzer(stem=False), urls, corpus.inlinks(), crawler)
+        return cls(context.topic, TermAnalyzer(stem=False), urls, corpus.inlinks(), context.frontier, context.scope)
 
     def _distances(self) -> dict[str, int]:
         """Multi-source BFS over reversed links from the unfetched relevant
@@ -143,7 +146,7 @@ class PathOracleStrategy(OneStepOracleStrategy):
     def _in_scope(self) -> set[str] | None:
         """The corpus pages inside the spider's scope (None: no bound), kept
         until a new seed widens the scope."""
-        scope = getattr(self.crawler and self.crawler.spider, "crawl_scope", None)
+        scope = self.scope()
         if not isinstance(scope, CrawlScope) or scope.unbounded:
             return None
         sites = frozenset(scope.sites)
@@ -165,8 +168,5 @@ class PathOracleStrategy(OneStepOracleStrategy):
         if self._stale:
             self._stale = False
             self.distance = self._distances()
-            if self.crawler is not None:
-                self.crawler.signals.send_catch_log(
-                    focus_signals.frontier_rescore, scorer=lambda url, _score, _meta: self._score(url)
-                )
+            self.frontier.rescore(lambda url, _score, _meta: self._score(url))
         return [self._score(link.key) for link in page.links]

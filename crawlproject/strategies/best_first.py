@@ -1,57 +1,46 @@
-"""Naive best-first (SPEC §2): every link of page p scores sim(q, p), the
-cosine between the TF vectors of the topic query q and of p — or, with
-``FOCUS_IDF_INDEX`` naming a search index, between their TF-IDF vectors with
-the index's IDF (SPEC §4: the symbiosis paper's proposed improvement)."""
+"""Naive best-first (SPEC §2): every link of page p scores the relevance of
+p — its judge's: sim(q, p), the cosine of the topic query and the page
+(crawlproject.judges.query; with ``FOCUS_IDF_INDEX`` naming a search index,
+weighted by the index's IDF, SPEC §4's proposed improvement), or a model's
+verdict when the topic names one."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from crawlproject import config
-from crawlproject.config import SettingsError
+from crawlproject.judges.query import TfQueryJudge
 from crawlproject.strategies.base import CrawlStrategy
-from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.search.engine import IndexIdf
-    from crawlproject.strategies.base import Topic
+    from crawlproject.judges.base import PageJudge
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
+    from crawlproject.web.text import TermAnalyzer
 
 
 class BestFirstStrategy(CrawlStrategy):
     name = "best-first"
-    #: Whether the topic must be a query (a strategy with another source of
-    #: page relevance, such as a classifier, can do without one).
-    needs_query: ClassVar[bool] = True
+    needs_judge: ClassVar[bool] = True
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer, idf: IndexIdf | None = None):
-        super().__init__(topic, analyzer)
-        self.idf = idf
-        self.query_vector: Mapping[str, float] = analyzer.vector(topic.query)
-        if not self.query_vector and self.needs_query:
-            raise SettingsError(
-                f"best-first needs a topic query with at least one non-stopword "
-                f"term; got query={topic.query!r} (pass -a query=\"…\")"
-            )
-        if idf is not None:
-            self.query_vector = idf.weigh(self.query_vector)
+    def __init__(
+        self, topic: Topic, analyzer: TermAnalyzer, frontier: FrontierPort | None = None, judge: PageJudge | None = None,
+    ):
+        super().__init__(topic, analyzer, frontier)
+        #: the query's terms (SharkSearch's anchor and context read them; empty for a model's topic)
+        self.query_vector = analyzer.vector(topic.query)
+        self.judge = judge if judge is not None else TfQueryJudge(self.query_vector, analyzer)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        from crawlproject.search.engine import IndexIdf
-
-        analyzer = TermAnalyzer(stem=config.get_bool(crawler.settings, "FOCUS_STEMMING"))
-        folder = config.get_str(crawler.settings, "FOCUS_IDF_INDEX")
-        return cls(topic, analyzer, IndexIdf(folder) if folder else None)
+    def from_settings(cls, context: BuildContext) -> Self:
+        return cls(context.topic, context.analyzer(), context.frontier, context.judge)
 
     def page_relevance(self, page: Page) -> float:
-        vector = page.vector(self.analyzer)
-        return cosine(self.query_vector, self.idf.weigh(vector) if self.idf is not None else vector)
+        assert self.judge is not None
+        return self.judge.relevance(page)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         score = relevance if relevance is not None else self.page_relevance(page)

@@ -25,29 +25,32 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.strategies.base import Topic
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 
 class ContextGraphStrategy(CrawlStrategy):
     name = "context-graph"
 
-    def __init__(self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel, home: HomeSites | None = None):
-        super().__init__(topic, analyzer)
+    def __init__(
+        self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel, home: HomeSites | None = None,
+        frontier: FrontierPort | None = None,
+    ):
+        super().__init__(topic, analyzer, frontier)
         self.model = model
         self.home = home or HomeSites()
         self._last: tuple[str, Placement | None] = ("", None)  # the page just placed
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        path = trained_model_path(crawler, topic, "context-graph", "context-graph")
+    def from_settings(cls, context: BuildContext) -> Self:
+        path = trained_model_path(context.settings, context.topic, "context-graph", "context-graph")
         try:
             model = ContextGraphModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        return cls(topic, TermAnalyzer(stem=True), model, HomeSites.of_model(model, crawler.settings, crawler))
+        home = HomeSites.of_model(model, context.settings, context.seeds)
+        return cls(context.topic, TermAnalyzer(stem=True), model, home, context.frontier)
 
     def page_relevance(self, page: Page) -> float:
         """Pr(layer 0 | page); the page's layer is kept for its links."""

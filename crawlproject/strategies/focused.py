@@ -4,7 +4,7 @@ A taxonomy classifier (``scrapy train``) gives Pr(c|p) for every category;
 the user marks some categories good, and the relevance of a page is
 R(p) = Σ_{c ∈ good} Pr(c|p).
 
-* Learning (the default, ``FOCUS_FOCUS_MODE=learn``): R(p) is the verdict
+* Learning (the default, ``FOCUS_FOCUSED_MODE=learn``): R(p) is the verdict
   of the online link learner (crawlproject.strategies.link_learner): each
   link's prior is SharkSearch's score with R in place of the query cosine,
   corrected by what the crawl learns of links, directories and dead ends.
@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scrapy import signals
 from scrapy.utils.job import job_dir
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import parse_categories
+from crawlproject.judges import model_good
+from crawlproject.judges.classifier import VerdictJudge
 from crawlproject.models.distiller import Distiller
 from crawlproject.models.online import OnlineLearner
 from crawlproject.models.taxonomy import TaxonomyError
@@ -53,7 +53,7 @@ from crawlproject.models.taxonomy_classifier import ModelError, TaxonomyClassifi
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
 from crawlproject.strategies.focused_state import FocusedState
-from crawlproject.strategies.link_learner import LinkLearnerStrategy, VerdictJudge, model_good
+from crawlproject.strategies.link_learner import LinkLearnerStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
 
@@ -61,9 +61,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.strategies.base import Topic
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page, Promotion
 
 logger = logging.getLogger(__name__)
@@ -92,18 +91,17 @@ class FocusedCrawlStrategy(CrawlStrategy):
         reserve: bool = False,
         distiller: Distiller | None = None,
         learner: OnlineLearner | None = None,
-        crawler: Crawler | None = None,
+        frontier: FrontierPort | None = None,
         home: HomeSites | None = None,
         links: LinkLearnerStrategy | None = None,
     ):
-        super().__init__(topic, analyzer)
+        super().__init__(topic, analyzer, frontier)
         self.model = model
         self.links = links  # the link learner, in the learn mode
         self.hard = hard
         self.reserve = reserve
         self.distiller = distiller
         self.learner = learner
-        self.crawler = crawler  # for stats and the frontier_rescore signal
         self.home = home or HomeSites()
         self.good = model.good_nodes(topic.good)
         self._good_array = np.array(self.good)
@@ -115,12 +113,12 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self._verdicts: dict[str, Verdict] = {}
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        settings = crawler.settings
-        model_path = trained_model_path(crawler, topic, "focused", "taxonomy")
+    def from_settings(cls, context: BuildContext) -> Self:
+        settings, topic = context.settings, context.topic
+        model_path = trained_model_path(settings, topic, "focused", "taxonomy")
         good = topic.good or parse_categories(config.get_str(settings, "FOCUS_GOOD"))
         # Every setting is checked, used or not, before the model is loaded.
-        mode = config.get_choice(settings, "FOCUS_FOCUS_MODE")
+        mode = config.get_choice(settings, "FOCUS_FOCUSED_MODE")
         reserve = config.get_bool(settings, "FOCUS_HARD_RESERVE")
         distill_every = config.get_int(settings, "FOCUS_DISTILL_EVERY")
         distill_hubs = config.get_int(settings, "FOCUS_DISTILL_HUBS")
@@ -155,15 +153,15 @@ class FocusedCrawlStrategy(CrawlStrategy):
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
         try:
-            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, crawler, home)
+            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, context.frontier, home)
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
+        strategy.judge = VerdictJudge("classifier", strategy.classified_relevance)
         if mode == "learn":
-            judge = VerdictJudge(strategy.classified_relevance)
-            strategy.links = LinkLearnerStrategy.with_judge(crawler, topic, analyzer, judge)
+            strategy.links = LinkLearnerStrategy.with_judge(replace(context, topic=topic), strategy.judge)
         strategy.state = state
         if state is not None:
-            crawler.signals.connect(strategy.save_state, signals.spider_closed)
+            context.frontier.on_close(strategy.save_state)
         return strategy
 
     state: FocusedState | None = None
@@ -197,8 +195,8 @@ class FocusedCrawlStrategy(CrawlStrategy):
             if self.learner is not None:
                 # keyed by the URL fetched: what its links carry as their parent
                 self.learner.add(page.url, features[row], leaf, float(probabilities[row, leaf]))
-        self._inc("focus/classify/pages", len(pages))
-        self._inc("focus/classify/batches")
+        self.frontier.inc("focus/classify/pages", len(pages))
+        self.frontier.inc("focus/classify/batches")
         return verdicts
 
     def _relevance_and_leaves(self, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -216,11 +214,13 @@ class FocusedCrawlStrategy(CrawlStrategy):
     def page_relevance(self, page: Page) -> float:
         if self.links is not None:
             return self.links.page_relevance(page)  # the verdict, and the link that led here learns it
+        if self.judge is not None:
+            return self.judge.relevance(page)  # the verdict, counted by the judge
         return self._verdict(page).relevance
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
-        """A user's label reaches the link learner (learn mode)."""
-        return self.links.user_label(key, relevant) if self.links is not None else {"learnt": False}
+        """A user's label reaches the link learner (learn mode), or the judge."""
+        return self.links.user_label(key, relevant) if self.links is not None else super().user_label(key, relevant)
 
     def describe_learning(self) -> dict[str, Any]:
         return self.links.describe_learning() if self.links is not None else {"kind": "focused", "mode": "soft/hard"}
@@ -237,6 +237,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         """Use *verdict* for *page* (when classifying it failed)."""
         self._verdicts[page.key] = verdict
 
+    def classify_failed(self, page: Page) -> None:
+        """Classifying *page* failed: relevance 0, its links last."""
+        self.assume(page, Verdict(0.0, 0, expand=False))
+
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         verdict = self._verdict(page)
         if self.links is not None:
@@ -245,10 +249,10 @@ class FocusedCrawlStrategy(CrawlStrategy):
         score: float | None = verdict.relevance
         if self.hard and not verdict.expand and not page.meta.get(keys.SEED):
             if self.reserve:
-                self._inc("focus/hard/reserved_pages")
+                self.frontier.inc("focus/hard/reserved_pages")
                 score = verdict.relevance - 1.0
             else:
-                self._inc("focus/hard/pruned_pages")
+                self.frontier.inc("focus/hard/pruned_pages")
                 return [None] * len(page.links)
         return [AWAY if self.home.away(link.key) else score for link in page.links]
 
@@ -271,15 +275,15 @@ class FocusedCrawlStrategy(CrawlStrategy):
             )
             if distiller.due:
                 promotions = [p for p in distiller.run() if not self.home.away(p.key)]
-                self._inc("focus/distiller/runs")
-                self._inc("focus/distiller/promoted", len(promotions))
+                self.frontier.inc("focus/distiller/runs")
+                self.frontier.inc("focus/distiller/promoted", len(promotions))
                 if self.state is not None:
                     self.state.save_distiller(distiller)
         learner = self.learner
         if learner is not None and learner.due:
             learner.learn()
-            self._inc("focus/learning/rounds")
-            self._set("focus/learning/pages", learner.learned)
+            self.frontier.inc("focus/learning/rounds")
+            self.frontier.set("focus/learning/pages", learner.learned)
             if learner.reclassify_due:
                 self._rescore_after_learning()
         return promotions
@@ -288,7 +292,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         """Every queued URL gets its parent's relevance under the new model."""
         assert self.learner is not None
         probabilities = self.learner.reclassify()
-        self._set("focus/learning/reclassified", self.learner.reclassified)
+        self.frontier.set("focus/learning/reclassified", self.learner.reclassified)
         if self.state is not None:
             self.state.save_learner(self.learner)  # as often as it re-scores: amortised
         relevance, leaves = self._relevance_and_leaves(probabilities)
@@ -306,13 +310,4 @@ class FocusedCrawlStrategy(CrawlStrategy):
             parent_relevance = new_relevance.get(meta.get(keys.PARENT, ""))
             return score if parent_relevance is None else parent_relevance
 
-        if self.crawler is not None:
-            self.crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer)
-
-    def _inc(self, key: str, count: int = 1) -> None:
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.inc_value(key, count)
-
-    def _set(self, key: str, value: int) -> None:
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.set_value(key, value)
+        self.frontier.rescore(scorer)

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
+from crawlproject.config import DEFAULTS
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import RecentMemory
 from crawlproject.strategies.best_first import BestFirstStrategy
@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.strategies.base import Topic
+    from crawlproject.judges.base import PageJudge
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 ANCHOR_WEIGHT, CONTEXT_WEIGHT = 1.0, 0.5
@@ -124,26 +124,26 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self,
         topic: Topic,
         analyzer: TermAnalyzer,
-        agents: int = 8,
-        max_agents: int = 64,
-        alpha: float = 0.5,
-        beta: float = 5.0,
-        hidden_units: int = 4,
-        learning_rate: float = 0.1,
-        seed: int = 0,
-        crawler: Crawler | None = None,
-        memory: int = 200000,
-        context_words: int = 10,
+        agents: int = DEFAULTS["FOCUS_INFOSPIDERS_AGENTS"],
+        max_agents: int = DEFAULTS["FOCUS_INFOSPIDERS_MAX_AGENTS"],
+        alpha: float = DEFAULTS["FOCUS_INFOSPIDERS_ALPHA"],
+        beta: float = DEFAULTS["FOCUS_INFOSPIDERS_BETA"],
+        hidden_units: int = DEFAULTS["FOCUS_INFOSPIDERS_HIDDEN"],
+        learning_rate: float = DEFAULTS["FOCUS_INFOSPIDERS_LEARNING_RATE"],
+        seed: int = DEFAULTS["FOCUS_RANDOM_SEED"],
+        frontier: FrontierPort | None = None,
+        memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
+        context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
         home: HomeSites | None = None,
+        judge: PageJudge | None = None,
     ):
-        super().__init__(topic, analyzer)
+        super().__init__(topic, analyzer, frontier, judge)
         self.max_agents, self.alpha, self.beta = max_agents, alpha, beta
         self.hidden_units, self.learning_rate = hidden_units, learning_rate
         self.context_words = context_words
         self.home = home or HomeSites()
         self.rng = np.random.default_rng(seed)
         self.noise = random.Random(seed)
-        self.crawler = crawler
         keywords = list(self.query_vector)
         self.agents = {i: Agent.new(i, keywords, hidden_units, self.rng) for i in range(agents)}
         self._next_id = agents
@@ -155,10 +155,10 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self.births = self.deaths = 0
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        settings = crawler.settings
+    def from_settings(cls, context: BuildContext) -> Self:
+        settings = context.settings
         return cls(
-            topic,
+            context.topic,
             TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
             agents=config.get_int(settings, "FOCUS_INFOSPIDERS_AGENTS"),
             max_agents=config.get_int(settings, "FOCUS_INFOSPIDERS_MAX_AGENTS"),
@@ -167,10 +167,11 @@ class InfoSpidersStrategy(BestFirstStrategy):
             hidden_units=config.get_int(settings, "FOCUS_INFOSPIDERS_HIDDEN"),
             learning_rate=config.get_float(settings, "FOCUS_INFOSPIDERS_LEARNING_RATE"),
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
-            crawler=crawler,
+            frontier=context.frontier,
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
             home=HomeSites.from_settings(settings),
+            judge=context.judge,
         )
 
     # -- the page arrives --------------------------------------------------------
@@ -198,9 +199,7 @@ class InfoSpidersStrategy(BestFirstStrategy):
         self._learn(page, sim)
         agent = self._live(self._agent_of(page), page, sim)
         self._current = (page.key, agent.id)
-        stats = self.crawler.stats if self.crawler is not None else None
-        if stats is not None:
-            stats.set_value("focus/infospiders/alive", len(self.living()))
+        self.frontier.set("focus/infospiders/alive", len(self.living()))
         return sim
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
@@ -274,16 +273,11 @@ class InfoSpidersStrategy(BestFirstStrategy):
         return None
 
     def _bury(self, agent_id: int) -> None:
-        if self.crawler is None:
-            return
-
         def scorer(_url: str, score: float, meta: Any) -> float:
             return score - DEAD_PENALTY if meta and meta.get(keys.AGENT) == agent_id else score
 
-        self.crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer)
+        self.frontier.rescore(scorer)
 
     def _count(self, event: str) -> None:
-        stats = self.crawler.stats if self.crawler is not None else None
-        if stats is not None:
-            stats.inc_value(f"focus/infospiders/{event}")
-            stats.max_value("focus/infospiders/population_max", len(self.living()))
+        self.frontier.inc(f"focus/infospiders/{event}")
+        self.frontier.max("focus/infospiders/population_max", len(self.living()))

@@ -2,11 +2,11 @@
 crawlproject.models.link_learner): SharkSearch's score is each link's prior,
 and the crawl's own verdicts teach the correction.
 
-* **Verdicts.** A page's relevance comes from the topic as the user gave it:
-  the cosine of the query and the page (:class:`QueryJudge`, SharkSearch's
-  own sim(q, p)), or R(p) of a taxonomy classifier with good categories
-  (:class:`ClassifierJudge`: ``-a model=… -a good=…``, a model trained on
-  example pages by ``scrapy train --examples``). Never evaluation labels.
+* **Verdicts.** A page's relevance is its judge's (the page-judge port,
+  crawlproject.judges): the query's (SharkSearch's own sim(q, p)), R(p) of a
+  taxonomy classifier with good categories (``-a model=… -a good=…``), or a
+  topic learnt from example pages (``scrapy train --examples``). Never
+  evaluation labels.
 * **Prior.** SPEC §2's SharkSearch score with the verdict as its relevance:
   γ·inherited + (1−γ)·(β·anchor + (1−β)·context). Where SharkSearch would
   stop (its depth budget spent) the prior is 0: such a link is queued last,
@@ -33,17 +33,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xxhash
-from scrapy import signals
 from scrapy.utils.job import job_dir
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
-from crawlproject.config import SettingsError
-from crawlproject.corpus.labels import parse_categories
+from crawlproject.config import DEFAULTS, SettingsError
 from crawlproject.models.link_learner import (
     Experience,
     LinkFeatures,
@@ -51,22 +48,21 @@ from crawlproject.models.link_learner import (
     link_tokens,
     path_cells,
 )
-from crawlproject.models.taxonomy import TaxonomyError
-from crawlproject.models.taxonomy_classifier import ModelError, TaxonomyClassifier
+from crawlproject.models.modelfile import ModelError
 from crawlproject.strategies.base import RecentMemory
 from crawlproject.strategies.shark_search import SharkSearchStrategy
 from crawlproject.web import meta as keys
-from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
     from crawlproject.distributed.experience import SharedExperience
-    from crawlproject.strategies.base import Topic
+    from crawlproject.judges.base import PageJudge
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
+    from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
 #: How much the prior adds to a link's score: it orders links the learner
@@ -78,103 +74,29 @@ PRIOR_TIE = 1e-6
 SIBLINGS_EVERY = 4
 
 
-class RelevanceJudge(Protocol):
-    """Where a crawl's verdicts come from: the relevance of a fetched page."""
-
-    name: str
-
-    def relevance(self, page: Page) -> float:
-        """How relevant *page* is, in [0, 1]."""
-        ...
-
-
-class QueryJudge:
-    """The cosine of the topic query and the page (SPEC §2's sim(q, p))."""
-
-    name = "query"
-
-    def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer):
-        self.query, self.analyzer = query, analyzer
-
-    def relevance(self, page: Page) -> float:
-        return cosine(self.query, page.vector(self.analyzer))
-
-
-class ClassifierJudge:
-    """R(p) = Σ_{c ∈ good} Pr(c | p) of a taxonomy classifier (SPEC §2)."""
-
-    name = "classifier"
-
-    def __init__(self, model: TaxonomyClassifier, good: Sequence[str]):
-        self.model = model
-        self.good = np.array(model.good_nodes(good))
-
-    def relevance(self, page: Page) -> float:
-        probabilities = self.model.proba(self.model.features([page.text]))
-        return float(probabilities[0, self.good].sum())
-
-
-def judge_of(crawler: Crawler, topic: Topic, analyzer: TermAnalyzer) -> RelevanceJudge:
-    """A classifier when the topic names a model (``-a model=``, FOCUS_MODEL)
-    and good categories; else the query."""
-    path = topic.model or config.get_str(crawler.settings, "FOCUS_MODEL")
-    if not path:
-        return QueryJudge(analyzer.vector(topic.query), analyzer)
-    good = topic.good or parse_categories(config.get_str(crawler.settings, "FOCUS_GOOD"))
-    try:
-        model = TaxonomyClassifier.load(path)
-        good = good or model_good(model)
-        if not good:
-            raise SettingsError("a link learner with a model needs good categories: -a good=CATEGORY[,CATEGORY…]")
-        good = parse_categories(",".join(good), model.taxonomy.paths)
-        return ClassifierJudge(model, good)
-    except ModelError as exc:
-        raise SettingsError(str(exc)) from None
-    except TaxonomyError as exc:
-        raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
-
-
-class VerdictJudge:
-    """Verdicts another strategy has already reached (the focused crawler's
-    batched classifications)."""
-
-    name = "classifier"
-
-    def __init__(self, relevance: Callable[[Page], float]):
-        self.relevance = relevance  # type: ignore[method-assign]
-
-
-def model_good(model: TaxonomyClassifier) -> tuple[str, ...]:
-    """The good category a model trained from examples names for itself."""
-    good = model.report.get("good") if isinstance(model.report, dict) else None
-    return (good,) if isinstance(good, str) and good else ()
-
-
 class LinkLearnerStrategy(SharkSearchStrategy):
     name = "link-learner"
-    needs_query = False  # a classifier judge needs none (from_crawler checks the topic)
+    judge: PageJudge
 
     def __init__(
         self,
         topic: Topic,
         analyzer: TermAnalyzer,
-        judge: RelevanceJudge,
+        judge: PageJudge,
         learner: LinkLearner | None = None,
-        explore: float = 0.1,
-        seed: int = 0,
-        rescore_every: int = 10,
-        memory: int = 200_000,
-        crawler: Crawler | None = None,
+        explore: float = DEFAULTS["FOCUS_LEARNER_EXPLORE"],
+        seed: int = DEFAULTS["FOCUS_RANDOM_SEED"],
+        rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
+        memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
+        frontier: FrontierPort | None = None,
         **shark: Any,
     ):
         # SharkSearch's anchor and context terms, when there is a query: a
         # classifier topic without one has no neighbourhood, only inheritance.
-        super().__init__(topic, analyzer, **shark)
-        self.judge = judge
+        super().__init__(topic, analyzer, **shark, frontier=frontier, judge=judge)
         self.learner = learner or LinkLearner()
         self.explore, self.seed = explore, seed
         self.rescore_every = rescore_every
-        self.crawler = crawler
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
@@ -192,47 +114,33 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.pages = 0
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        analyzer = TermAnalyzer(stem=config.get_bool(crawler.settings, "FOCUS_STEMMING"))
-        judge = judge_of(crawler, topic, analyzer)
-        if isinstance(judge, QueryJudge) and not judge.query:
-            raise SettingsError(
-                f"the link learner needs a topic: a query with at least one non-stopword term (-a query=\"…\"), "
-                f"or a model and good categories (-a model=FILE -a good=CATEGORY); got query={topic.query!r}"
-            )
-        return cls.with_judge(crawler, topic, analyzer, judge)
+    def from_settings(cls, context: BuildContext) -> Self:
+        assert context.judge is not None, "the factory builds the link learner's judge"
+        return cls.with_judge(context, context.judge)
 
     @classmethod
-    def with_judge(cls, crawler: Crawler, topic: Topic, analyzer: TermAnalyzer, judge: RelevanceJudge) -> Self:
-        """A link learner of this crawl's settings, judging pages by *judge*."""
-        settings = crawler.settings
+    def with_judge(cls, context: BuildContext, judge: PageJudge) -> Self:
+        """A link learner of these settings, judging pages by *judge*."""
+        settings = context.settings
         learner = LinkLearner(
             rate=config.get_float(settings, "FOCUS_LEARNER_RATE"),
             batch=config.get_int(settings, "FOCUS_LEARNER_BATCH"),
             history_strength=config.get_float(settings, "FOCUS_LEARNER_STRENGTH"),
         )
         strategy = cls(
-            topic, analyzer, judge, learner,
+            context.topic, context.analyzer(), judge, learner,
             explore=config.get_float(settings, "FOCUS_LEARNER_EXPLORE"),
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
-            crawler=crawler,
+            frontier=context.frontier,
             **cls.parameters(settings),
         )
-        crawler.signals.connect(strategy.report, signals.spider_closed)
-        if config.get_bool(settings, "FOCUS_LEARNER_SHARED"):
-            from crawlproject.distributed.experience import SharedExperience
-
-            spider_name = str(getattr(crawler.spidercls, "name", "crawl"))
-            strategy.shared = SharedExperience.from_crawler(
-                crawler, strategy.learn_from_others, spider_name, strategy.learn_forwarded
-            )
-            crawler.signals.connect(strategy.shared.final_exchange, signals.spider_closed)
+        context.frontier.on_close(strategy.report)
         jobdir = job_dir(settings)
         if jobdir:
             strategy.resume_from(jobdir)
-            crawler.signals.connect(lambda: strategy.save_to(jobdir), signals.spider_closed, weak=False)
+            context.frontier.on_close(lambda: strategy.save_to(jobdir))
         return strategy
 
     # -- state (JOBDIR) --------------------------------------------------------------
@@ -275,7 +183,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
 
     def dead_end(self, key: str, meta: Mapping[str, Any], status: int | None) -> None:
         self._learn(key, None)
-        self._inc("focus/learner/dead_ends")
+        self.frontier.inc("focus/learner/dead_ends")
         self._outcome()
 
     def _learn(self, key: str, relevance: float | None) -> None:
@@ -286,7 +194,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             self.learner.add(experience)
             if relevance is not None:
                 self.fetched.keep(key, (remembered[0], relevance))
-            self._inc("focus/learner/examples")
+            self.frontier.inc("focus/learner/examples")
             if self.shared is not None:
                 self.shared.share(experience)
             self._sibling_cells.update(remembered[0].cells[-2:])
@@ -307,7 +215,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                 affected |= keys
                 if not keys:
                     del self.siblings[cell]
-        if affected and self.crawler is not None:
+        if affected:
             self._send_rescore(sorted(affected), keys_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
         return len(affected)
 
@@ -316,9 +224,11 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         label in the path history and learnt once more by the corrections;
         its siblings are re-scored now, the rest of the queue with the next
         periodic re-score."""
+        judged = self.judge.label(key, relevant)
         remembered = self.fetched.get(key)
         if remembered is None:
-            return {"learnt": False, "why": "the link learner does not remember this page (a seed, or long ago)"}
+            return {"learnt": False, "judge": judged,
+                    "why": "the link learner does not remember this page (a seed, or long ago)"}
         features, verdict = remembered
         label = 1.0 if relevant else 0.0
         before = self.learner.history.estimate(features.prior, features.cells)[0]
@@ -327,8 +237,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         after = self.learner.history.estimate(features.prior, features.cells)[0]
         moved = self._rescore_siblings(features.cells[-2:])
         self._since_rescore = max(self._since_rescore, self.rescore_every - 1)  # the whole queue soon
-        self._inc("focus/learner/user_labels")
-        return {"learnt": True, "verdict_was": round(verdict, 3), "label": label,
+        self.frontier.inc("focus/learner/user_labels")
+        return {"learnt": True, "judge": judged, "verdict_was": round(verdict, 3), "label": label,
                 "sibling_estimate": [round(before, 4), round(after, 4)], "links_rescored": moved}
 
     def describe_learning(self) -> dict[str, Any]:
@@ -353,7 +263,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         """Another worker's verdicts: learnt as this worker's own are."""
         for experience in experiences:
             self.learner.add(experience)
-        self._inc("focus/learner/examples_from_workers", len(experiences))
+        self.frontier.inc("focus/learner/examples_from_workers", len(experiences))
 
     def learn_forwarded(self, verdicts: list[tuple[str, float | None]]) -> None:
         """Verdicts another worker forwarded on links this one may have
@@ -364,7 +274,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                 self._learn(key, relevance)
                 learnt += 1
         if learnt:
-            self._inc("focus/learner/verdicts_from_workers", learnt)
+            self.frontier.inc("focus/learner/verdicts_from_workers", learnt)
             self._outcome()
 
     # -- scores ---------------------------------------------------------------------
@@ -438,11 +348,11 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.learner.flush()
         self._since_rescore = self._since_siblings = 0
         self._sibling_cells.clear()  # the whole queue includes them
-        if not self.pending or self.crawler is None:
+        if not self.pending:
             return
         self._send_rescore(list(self.pending), keys_only=True)  # only they can change: no scan of the queue
         self._rescores += 1
-        self._inc("focus/learner/rescores")
+        self.frontier.inc("focus/learner/rescores")
 
     def _send_rescore(self, link_keys: list[str], keys_only: bool) -> None:
         """New scores for *link_keys* (remembered queued links) to the
@@ -458,11 +368,4 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                 return score
             return float(new.get(key, score))
 
-        assert self.crawler is not None
-        self.crawler.signals.send_catch_log(
-            focus_signals.frontier_rescore, scorer=scorer, keys=link_keys if keys_only else None
-        )
-
-    def _inc(self, stat: str, count: int = 1) -> None:
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.inc_value(stat, count)
+        self.frontier.rescore(scorer, link_keys if keys_only else None)

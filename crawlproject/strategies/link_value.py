@@ -61,9 +61,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.strategies.base import Topic
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 logger = logging.getLogger(__name__)
@@ -93,27 +92,26 @@ class LinkValueStrategy(CrawlStrategy):
 
     def __init__(
         self, topic: Topic, analyzer: TermAnalyzer, model: LinkValueModel, online: bool = True, memory: int = 200000,
-        crawler: Crawler | None = None, siblings: bool = True,
+        frontier: FrontierPort | None = None, siblings: bool = True, home: HomeSites | None = None,
     ):
-        super().__init__(topic, analyzer)
+        super().__init__(topic, analyzer, frontier)
         self.model, self.online, self.memory = model, online, memory
         self.siblings = online and siblings
-        self.crawler = crawler
         self._pending: RecentMemory[str, list[str]] = RecentMemory(memory)  # queued links' features
         self._pages: OrderedDict[str, _Siblings] = OrderedDict()  # fetched page URL → its links' siblings
         self._sibling_links = 0  # queued links held in _pages
         self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
-        self.home = HomeSites.of_model(model, crawler.settings if crawler is not None else None, crawler)
+        self.home = home if home is not None else HomeSites.of_model(model, None)
         self.query_vector = analyzer.vector(topic.query)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        settings = crawler.settings
+    def from_settings(cls, context: BuildContext) -> Self:
+        settings, topic = context.settings, context.topic
         online = config.get_bool(settings, "FOCUS_LINK_VALUE_ONLINE")
         siblings = config.get_bool(settings, "FOCUS_LINK_VALUE_SIBLINGS")
         memory = config.get_int(settings, "FOCUS_LEARN_MEMORY")
-        path = trained_model_path(crawler, topic, "link-value", "link-value")
+        path = trained_model_path(settings, topic, "link-value", "link-value")
         try:
             model = LinkValueModel.load(path)
         except ModelError as exc:
@@ -124,7 +122,8 @@ class LinkValueStrategy(CrawlStrategy):
                 "ranked by the topic query alone, as best-first ranks them%s", path,
                 "" if topic.query else " — and no query was given, so in the order they are found",
             )
-        return cls(topic, TermAnalyzer(stem=True), model, online, memory, crawler, siblings)
+        home = HomeSites.of_model(model, settings, context.seeds)
+        return cls(topic, TermAnalyzer(stem=True), model, online, memory, context.frontier, siblings, home)
 
     def page_relevance(self, page: Page) -> float:
         """Pr(target | page) by the model's page classifier: the reward. A
@@ -170,7 +169,7 @@ class LinkValueStrategy(CrawlStrategy):
         features = self._pending.pop(page.key, None)
         if features is not None:
             self.model.learn(features, reward + self.model.gamma * best_next)
-            self._inc("focus/link_value/learned")
+            self.frontier.inc("focus/link_value/learned")
         if self.siblings:
             self._siblings_learn(page, reward)
 
@@ -195,7 +194,7 @@ class LinkValueStrategy(CrawlStrategy):
                 raised.append(Promotion(url, score, parent, key))
         if raised:
             self._promotions.extend(raised)
-            self._inc("focus/link_value/sibling_raises", len(raised))
+            self.frontier.inc("focus/link_value/sibling_raises", len(raised))
 
     def _hold_siblings(self, page: Page, values: Iterable[float], tie: float) -> None:
         """Keep *page*'s links, queued with these values, until they arrive."""
@@ -208,7 +207,3 @@ class LinkValueStrategy(CrawlStrategy):
         self._pages[page.url] = siblings
         while self._sibling_links > self.memory and self._pages:
             self._sibling_links -= len(self._pages.popitem(last=False)[1].queued)
-
-    def _inc(self, stat: str, count: int = 1) -> None:
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.inc_value(stat, count)

@@ -23,6 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
+from crawlproject.config import DEFAULTS
+from crawlproject.judges.base import PageJudge
 from crawlproject.strategies.best_first import BestFirstStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer, cosine
@@ -31,9 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
-
-    from crawlproject.strategies.base import Topic
+    from crawlproject.strategies.base import BuildContext, Topic
+    from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
 
@@ -44,20 +45,22 @@ class SharkSearchStrategy(BestFirstStrategy):
         self,
         topic: Topic,
         analyzer: TermAnalyzer,
-        gamma: float = 0.7,
-        delta: float = 0.5,
-        beta: float = 0.8,
-        depth: int = 3,
-        context_words: int = 10,
+        gamma: float = DEFAULTS["FOCUS_SHARK_GAMMA"],
+        delta: float = DEFAULTS["FOCUS_SHARK_DELTA"],
+        beta: float = DEFAULTS["FOCUS_SHARK_BETA"],
+        depth: int = DEFAULTS["FOCUS_SHARK_DEPTH"],
+        context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
+        frontier: FrontierPort | None = None,
+        judge: PageJudge | None = None,
     ):
-        super().__init__(topic, analyzer)
+        super().__init__(topic, analyzer, frontier, judge)
         self.gamma, self.delta, self.beta = gamma, delta, beta
         self.depth, self.context_words = depth, context_words
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        settings = crawler.settings
-        return cls(topic, TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")), **cls.parameters(settings))
+    def from_settings(cls, context: BuildContext) -> Self:
+        return cls(context.topic, context.analyzer(), **cls.parameters(context.settings),
+                   frontier=context.frontier, judge=context.judge)
 
     @staticmethod
     def parameters(settings: Any) -> dict[str, Any]:
@@ -108,16 +111,31 @@ class SharkSearchStrategy(BestFirstStrategy):
         return self.beta * anchor_sim + (1 - self.beta) * around
 
 
+class AnyTermJudge(PageJudge):
+    """Fish-Search's binary relevance: 1 if the page shares any term with
+    the query, else 0."""
+
+    name = "any-term"
+
+    def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer):
+        super().__init__()
+        self.query, self.analyzer = query, analyzer
+
+    def score(self, page: Page) -> float:
+        terms = page.vector(self.analyzer)
+        return 1.0 if any(term in terms for term in self.query) else 0.0
+
+
 class FishSearchStrategy(SharkSearchStrategy):
     name = "fish-search"
+    needs_judge = False  # its own: binary (AnyTermJudge)
+
+    def __init__(self, topic: Topic, analyzer: TermAnalyzer, *args: Any, **kwargs: Any):
+        super().__init__(topic, analyzer, *args, **kwargs)
+        self.judge = AnyTermJudge(self.query_vector, analyzer)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        strategy = super().from_crawler(crawler, topic)
+    def from_settings(cls, context: BuildContext) -> Self:
+        strategy = super().from_settings(context)
         strategy.gamma = 1.0  # no neighborhood: links inherit their page's worth only
         return strategy
-
-    def page_relevance(self, page: Page) -> float:
-        """Binary: 1 if the page shares any term with the query, else 0."""
-        terms = page.vector(self.analyzer)
-        return 1.0 if any(term in terms for term in self.query_vector) else 0.0

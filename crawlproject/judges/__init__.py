@@ -1,0 +1,99 @@
+"""Page judges: how relevant a fetched page is (the first of the three
+scoring ports; docs/architecture.md, "Three ports").
+
+``FOCUS_JUDGE`` chooses one: ``auto`` (a model file's own judge when the topic
+names a model — a taxonomy classifier with good categories, or a topic learnt
+from examples — else the query's), ``query`` (log-TF × IDF, the IDF the
+language's corrected by the crawl's own pages), ``query-tf`` (SPEC §2's TF
+cosine, as the literature ran it; with ``FOCUS_IDF_INDEX``, TF-IDF with a
+search index's IDF). ``auto`` without a model is ``query-tf``: what every
+quality benchmark so far measured. With ``FOCUS_JUDGE_LABELS`` the judge is
+wrapped by one the user's labels teach (crawlproject.judges.learning).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawlproject import config
+from crawlproject.config import SettingsError
+from crawlproject.corpus.labels import parse_categories
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from scrapy.settings import BaseSettings
+
+    from crawlproject.judges.base import PageJudge
+    from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+    from crawlproject.web.text import TermAnalyzer
+
+JUDGE_KINDS = ("auto", "query", "query-tf")
+
+
+def model_good(model: TaxonomyClassifier) -> tuple[str, ...]:
+    """The good category a model trained from examples names for itself."""
+    good = model.report.get("good") if isinstance(model.report, dict) else None
+    return (good,) if isinstance(good, str) and good else ()
+
+
+def model_judge(path: str, good: Sequence[str], what: str) -> PageJudge:
+    """The judge of a model file: a topic from examples, or a taxonomy
+    classifier with good categories (from *good*, or the model's own)."""
+    from crawlproject.judges.classifier import ClassifierJudge, ExamplesJudge
+    from crawlproject.models.modelfile import ModelError
+    from crawlproject.models.taxonomy import TaxonomyError
+    from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+    from crawlproject.models.topic_page import TopicPageModel
+
+    try:
+        try:
+            return ExamplesJudge(TopicPageModel.load(path))
+        except ModelError as exc:
+            if "not a topic-page model" not in str(exc):
+                raise
+        model = TaxonomyClassifier.load(path)
+        chosen = tuple(good) or model_good(model)
+        if not chosen:
+            raise SettingsError(f"{what} with a taxonomy model needs good categories: -a good=CATEGORY[,CATEGORY…]")
+        return ClassifierJudge(model, parse_categories(",".join(chosen), model.taxonomy.paths))
+    except ModelError as exc:
+        raise SettingsError(str(exc)) from None
+    except TaxonomyError as exc:
+        raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
+
+
+def judge_from_settings(
+    settings: BaseSettings, query: str, model: str, good: Sequence[str], analyzer: TermAnalyzer, what: str,
+) -> PageJudge:
+    """The judge a crawl's settings and topic ask for (see the module doc);
+    *what* names the strategy in errors."""
+    from crawlproject.judges.learning import LabelTaughtJudge
+    from crawlproject.judges.query import QueryJudge, TfQueryJudge
+
+    kind = config.get_choice(settings, "FOCUS_JUDGE")
+    path = model or config.get_str(settings, "FOCUS_MODEL")
+    judge: PageJudge
+    if kind == "auto" and path:
+        judge = model_judge(path, good or parse_categories(config.get_str(settings, "FOCUS_GOOD")), what)
+    else:
+        terms = analyzer.vector(query)
+        if not terms:
+            raise SettingsError(
+                f"{what} needs a topic: a query with at least one non-stopword term (-a query=\"…\")"
+                + (", or a model (-a model=FILE)" if kind == "auto" else f" (FOCUS_JUDGE={kind})")
+                + f"; got query={query!r}"
+            )
+        index = config.get_str(settings, "FOCUS_IDF_INDEX")
+        if kind == "query":
+            judge = QueryJudge(terms, analyzer)
+        elif index:
+            from crawlproject.judges.query import IndexQueryJudge
+            from crawlproject.search.engine import IndexIdf
+
+            judge = IndexQueryJudge(terms, analyzer, IndexIdf(index))
+        else:
+            judge = TfQueryJudge(terms, analyzer)
+    if config.get_bool(settings, "FOCUS_JUDGE_LABELS"):
+        judge = LabelTaughtJudge(judge, analyzer)
+    return judge

@@ -1,0 +1,155 @@
+"""The page-judge port: how relevant is a fetched page, and how sure is the
+judge of its own calls.
+
+A judge answers for one page at a time (or a batch) with a relevance in
+[0, 1]; a page at or above its ``threshold`` is *called* relevant. Judges
+that know what their scores mean (a calibrated classifier, a judge taught by
+the user's labels) also say how many of their calls are right: its estimated
+precision, with an interval, shown beside every count of "relevant" pages
+(the progress line, the dashboard, the summary). Strategies read judges
+only through this port (``relevance``), so a judge can be swapped for
+another — a query, a taxonomy classifier, a model of example pages, the
+user's labels — without a strategy knowing (docs/architecture.md,
+"Three ports").
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from crawlproject.models.examples import wilson
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from crawlproject.web.page import Page
+
+
+@dataclass(frozen=True)
+class PrecisionEstimate:
+    """A judge's estimate of the share of its relevant calls that are right."""
+
+    value: float
+    low: float
+    high: float
+    #: what the estimate rests on: "labels" (the user's, on pages it called
+    #: relevant) or "calibration" (its own probabilities)
+    basis: str
+    calls: int  #: pages it called relevant so far
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": round(self.value, 4), "low": round(self.low, 4), "high": round(self.high, 4),
+                "basis": self.basis, "calls": self.calls}
+
+
+class CallTally:
+    """What a judge called relevant in this crawl, for its precision estimate:
+    the calibrated probabilities of its relevant calls (when it has them) and
+    the user's labels of pages it called relevant."""
+
+    #: labelled relevant calls from which the labels alone make the estimate
+    ENOUGH_LABELS = 5
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.calibrated_calls = 0
+        self.probability_sum = 0.0
+        self.labelled_calls = 0
+        self.labelled_right = 0
+
+    def record(self, called: bool, probability: float | None) -> None:
+        if not called:
+            return
+        self.calls += 1
+        if probability is not None:
+            self.calibrated_calls += 1
+            self.probability_sum += probability
+
+    def label(self, called: bool, relevant: bool) -> None:
+        if called:
+            self.labelled_calls += 1
+            self.labelled_right += int(relevant)
+
+    def estimate(self) -> PrecisionEstimate | None:
+        """From the labels once there are enough, else from the calibrated
+        probabilities (their mean over the calls is the expected precision);
+        None when the judge knows neither."""
+        if self.labelled_calls >= self.ENOUGH_LABELS:
+            low, high = wilson(self.labelled_right, self.labelled_calls)
+            return PrecisionEstimate(self.labelled_right / self.labelled_calls, low, high, "labels", self.calls)
+        if self.calibrated_calls:
+            mean = self.probability_sum / self.calibrated_calls
+            low, high = wilson(mean * self.calibrated_calls, self.calibrated_calls)
+            return PrecisionEstimate(mean, low, high, "calibration", self.calls)
+        return None
+
+
+class PageJudge(ABC):
+    """How relevant a fetched page is to the topic (the port strategies read)."""
+
+    #: Short name for logs, the dashboard and reports.
+    name: ClassVar[str]
+    #: Relevance at or above which the judge calls a page relevant.
+    threshold: float = 0.5
+
+    #: Fetched pages whose relevance the judge remembers (for a user's label).
+    REMEMBERED = 100_000
+
+    def __init__(self) -> None:
+        self.tally = CallTally()
+        self.recent: OrderedDict[str, float] = OrderedDict()
+
+    @abstractmethod
+    def score(self, page: Page) -> float:
+        """The relevance of *page* in [0, 1] (no bookkeeping)."""
+
+    def probability(self, relevance: float) -> float | None:
+        """Pr(relevant | this relevance) when the judge is calibrated, else None."""
+        return None
+
+    def relevance(self, page: Page) -> float:
+        """The relevance of a page the crawl fetched: scored, and counted
+        for the judge's precision estimate."""
+        relevance = self.score(page)
+        self.tally.record(relevance >= self.threshold, self.probability(relevance))
+        self._remember(page.key, relevance)
+        return relevance
+
+    def _remember(self, key: str, relevance: float) -> None:
+        self.recent[key] = relevance
+        self.recent.move_to_end(key)
+        if len(self.recent) > self.REMEMBERED:
+            self.recent.popitem(last=False)
+
+    def relevances(self, pages: Sequence[Page]) -> list[float]:
+        """Several pages at once (a judge that batches overrides it)."""
+        return [self.relevance(page) for page in pages]
+
+    def precision(self) -> PrecisionEstimate | None:
+        """Its estimate of the share of its relevant calls that are right."""
+        return self.tally.estimate()
+
+    def label(self, key: str, relevant: bool) -> dict[str, Any]:
+        """The user says the fetched page *key* is or is not relevant. A
+        judge that learns takes it in; every judge counts it for its
+        precision when it remembers its call."""
+        relevance = self.recent.get(key)
+        if relevance is not None:
+            self.tally.label(relevance >= self.threshold, relevant)
+        return {"learnt": False, "judge_said": None if relevance is None else round(relevance, 4)}
+
+    def questions(self, count: int) -> list[dict[str, Any]]:
+        """The fetched pages whose label would teach the judge most (active
+        learning); a judge that cannot learn asks about the pages nearest its
+        threshold, whose labels tell most about its precision."""
+        nearest = sorted(self.recent.items(), key=lambda kv: abs(kv[1] - self.threshold))[:count]
+        return [{"url": key, "relevance": round(value, 4)} for key, value in nearest]
+
+    def describe(self) -> dict[str, Any]:
+        """For a person (the dashboard): what the judge is and how sure it is."""
+        estimate = self.precision()
+        return {"judge": self.name, "threshold": self.threshold, "called_relevant": self.tally.calls,
+                "precision": estimate.as_dict() if estimate is not None else None}

@@ -1,0 +1,133 @@
+"""The three scoring ports, and the frontier's two implementations.
+
+A crawl's scoring is three pieces that meet only here (docs/architecture.md,
+"Three ports"):
+
+* :class:`~crawlproject.judges.base.PageJudge` — a fetched page → its
+  relevance in [0, 1], with the judge's own threshold and precision estimate
+  (crawlproject.judges);
+* :class:`LinkScorer` — a page's links → one score each, given the page's
+  relevance: what every :class:`~crawlproject.strategies.base.CrawlStrategy`
+  is;
+* :class:`FrontierPort` — what a strategy may ask of the queue: re-score
+  queued URLs, sample their scores, count stats, act at the end. Handed to
+  the strategy when it is built, so a strategy never reaches the crawler,
+  the scheduler or Scrapy's signals, and runs in a test against
+  :class:`DetachedFrontier`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Protocol
+
+from crawlproject import signals as focus_signals
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from scrapy.crawler import Crawler
+
+    from crawlproject.web.page import Page
+
+
+class LinkScorer(Protocol):
+    """A page's links → scores (higher first; None: do not follow)."""
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]: ...
+
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]: ...
+
+
+class FrontierPort(Protocol):
+    """What a strategy may ask of the frontier and the crawl."""
+
+    def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
+                keys: Sequence[str] | None = None) -> None:
+        """New scores for the queued URLs (only *keys*, when given):
+        ``scorer(url, score, meta)`` → the URL's new score, where meta is
+        the queued request's (read it, do not change it)."""
+
+    def sample(self, count: int) -> list[float]:
+        """Scores of up to *count* queued URLs, drawn at random."""
+
+    def inc(self, stat: str, count: int = 1) -> None: ...
+
+    def set(self, stat: str, value: Any) -> None: ...
+
+    def max(self, stat: str, value: Any) -> None: ...
+
+    def on_close(self, callback: Callable[[], Any]) -> None:
+        """Call *callback* when the crawl ends (to save what was learnt)."""
+
+
+class CrawlerFrontier:
+    """The frontier port of a running crawl: the scheduler answers through
+    crawlproject's signals, the stats go to Scrapy's stats collector."""
+
+    def __init__(self, crawler: Crawler):
+        self._crawler = crawler
+
+    def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
+                keys: Sequence[str] | None = None) -> None:
+        self._crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer, keys=keys)
+
+    def sample(self, count: int) -> list[float]:
+        answers = self._crawler.signals.send_catch_log(focus_signals.frontier_sample, count=count)
+        return [score for _, found in answers if isinstance(found, list) for score in found]
+
+    def inc(self, stat: str, count: int = 1) -> None:
+        if self._crawler.stats is not None:
+            self._crawler.stats.inc_value(stat, count)
+
+    def set(self, stat: str, value: Any) -> None:
+        if self._crawler.stats is not None:
+            self._crawler.stats.set_value(stat, value)
+
+    def max(self, stat: str, value: Any) -> None:
+        if self._crawler.stats is not None:
+            self._crawler.stats.max_value(stat, value)
+
+    def on_close(self, callback: Callable[[], Any]) -> None:
+        from scrapy import signals
+
+        self._crawler.signals.connect(lambda: callback(), signals.spider_closed, weak=False)
+
+
+class DetachedFrontier:
+    """A frontier port with no crawl behind it (a strategy used offline, or
+    tested alone): re-scores apply to the URLs it was given (``queued``, a
+    key → (score, meta) mapping), stats are kept here."""
+
+    def __init__(self, queued: dict[str, tuple[float, dict[str, Any] | None]] | None = None):
+        self.queued = queued if queued is not None else {}
+        self.stats: Counter[str] = Counter()
+        self.values: dict[str, Any] = {}
+        self.rescores: list[Sequence[str] | None] = []
+        self.closing: list[Callable[[], Any]] = []
+
+    def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
+                keys: Sequence[str] | None = None) -> None:
+        self.rescores.append(None if keys is None else list(keys))
+        for key in list(self.queued) if keys is None else [k for k in keys if k in self.queued]:
+            score, meta = self.queued[key]
+            self.queued[key] = (scorer(key, score, meta), meta)
+
+    def sample(self, count: int) -> list[float]:
+        return [score for score, _ in list(self.queued.values())[:count]]
+
+    def inc(self, stat: str, count: int = 1) -> None:
+        self.stats[stat] += count
+
+    def set(self, stat: str, value: Any) -> None:
+        self.values[stat] = value
+
+    def max(self, stat: str, value: Any) -> None:
+        self.values[stat] = max(self.values.get(stat, value), value)
+
+    def on_close(self, callback: Callable[[], Any]) -> None:
+        self.closing.append(callback)
+
+    def close(self) -> None:
+        for callback in self.closing:
+            callback()
