@@ -13,8 +13,8 @@ replay); the pages it answered 200 are the test set, in fetch order. Judges:
   own pages as they arrive (crawlproject.judges.query);
 * ``examples 10+10`` / ``examples 10`` — a topic learnt from 10 relevant and
   10 irrelevant example URLs / from 10 relevant only (crawlproject.models.topic_page,
-  positive-unlabelled, calibrated on 200 pages near the examples as
-  ``scrapy train --examples`` fetches them); measured outside the examples,
+  positive-unlabelled, calibrated on 200 pages near the crawl's seeds as
+  ``scrapy train --examples --seeds`` fetches them); measured outside the examples,
   with the precision its own report announced beside the measured one;
 * ``examples-nb 10`` — what ``train --examples`` trained before: naive Bayes
   on the examples against the near pages least like them;
@@ -66,8 +66,8 @@ JUDGES = ("query-tf", "query", "examples 10+10", "examples 10", "examples-nb 10"
 
 
 def near_pages(corpus: Corpus, examples: list[str], count: int) -> list[str]:
-    """The first *count* pages a breadth-first crawl from *examples* meets
-    inside their registered domains (the examples excluded): the pages
+    """The first *count* pages a breadth-first crawl from *examples* (seeds)
+    meets inside their registered domains (the seeds excluded): the pages
     ``train --examples`` fetches near its seeds."""
     sites = {site_of(url, "domain") for url in examples}
     seen, queue, found = set(examples), deque(examples), []
@@ -95,28 +95,39 @@ def measure(truth: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> di
     }
 
 
-def judge_topic(corpus: Corpus, topic: Topic, met: list[str], seed: int) -> dict[str, Any]:
+class CorpusPages:
+    """The corpus's pages analysed once for every topic: Page objects (their
+    TF vectors cached) and the examples model's hashed term counts."""
+
+    def __init__(self, corpus: Corpus):
+        self.urls = [url for url in corpus.text if corpus.text[url].strip()]
+        self.pages = [Page(url, corpus.text[url], [], key=url) for url in self.urls]
+        self.row = {url: i for i, url in enumerate(self.urls)}
+        self.counts = TopicPageModel().vectorizer.transform([page.text for page in self.pages])
+
+
+def judge_topic(corpus: Corpus, every: CorpusPages, topic: Topic, met: list[str], seed: int) -> dict[str, Any]:
     """Every judge's figures for one topic on the pages *met* (and the corpus)."""
     relevant = relevant_set(topic, corpus)
     analyzer = TermAnalyzer(stem=True)
-    pages = [Page(url, corpus.text[url], [], key=url) for url in met]
+    pages = [every.pages[every.row[url]] for url in met]
     truth = np.array([url in relevant for url in met])
-    everything = [url for url in corpus.text if corpus.text[url].strip()]
+    everything = every.urls
     all_truth = np.array([url in relevant for url in everything])
     query = analyzer.vector(topic.query)
     rows: dict[str, Any] = {}
 
     tf = TfQueryJudge(query, analyzer)
     rows["query-tf"] = {"met": measure(truth, np.array([tf.relevance(p) for p in pages])),
-                        "corpus": measure(all_truth, np.array([tf.score(Page(u, corpus.text[u], [])) for u in everything]))}
+                        "corpus": measure(all_truth, np.array([tf.score(p) for p in every.pages]))}
     rarity = TermRarity(stem=True)
     weighted = QueryJudge(query, analyzer, rarity)
     met_scores = np.array([weighted.relevance(p) for p in pages])  # in fetch order: the IDF as the crawl knew it
     rows["query"] = {"met": measure(truth, met_scores),
-                     "corpus": measure(all_truth, np.array([weighted.score(Page(u, corpus.text[u], [])) for u in everything]))}
+                     "corpus": measure(all_truth, np.array([weighted.score(p) for p in every.pages]))}
 
     positives, negatives = draw_examples(corpus, topic, EXAMPLES, seed)
-    near = near_pages(corpus, positives, NEAR_PAGES)
+    near = near_pages(corpus, topic.neighbors, NEAR_PAGES)  # where the crawl starts: `train --examples --seeds`
     shown = set(positives) | set(negatives)
     outside = [i for i, url in enumerate(met) if url not in shown]
     outside_all = [i for i, url in enumerate(everything) if url not in shown]
@@ -126,8 +137,8 @@ def judge_topic(corpus: Corpus, topic: Topic, met: list[str], seed: int) -> dict
                                      [text(u) for u in near], seed)
         announced = (model.report.get("on_unlabelled") or {}).get("precision")
         rows[name] = {
-            "met": measure(truth[outside], model.relevance([text(met[i]) for i in outside])),
-            "corpus": measure(all_truth[outside_all], model.relevance([text(everything[i]) for i in outside_all])),
+            "met": measure(truth[outside], model.relevance_of_counts(every.counts[[every.row[met[i]] for i in outside]])),
+            "corpus": measure(all_truth[outside_all], model.relevance_of_counts(every.counts[outside_all])),
             "announced_precision": announced,
         }
     drawn = least_like([text(u) for u in positives], {u: text(u) for u in near}, max(len(positives), 10))
@@ -220,12 +231,13 @@ def main() -> int:
             if done % 10 == 0 or done == len(todo):
                 print(f"  {done}/{len(todo)} crawls ({time.monotonic() - started:.0f}s)", flush=True)
     results = []
+    every = CorpusPages(corpus)
     for number, (topic, job) in enumerate(zip(topics, jobs, strict=True), 1):
         met = [f.url for f in read_crawl(job.folder).fetches if f.ok and f.url in corpus.text and corpus.text[f.url].strip()]
         met = list(dict.fromkeys(met))
         if len(met) < 2:
             continue
-        results.append(judge_topic(corpus, topic, met, args.seed))
+        results.append(judge_topic(corpus, every, topic, met, args.seed))
         if number % 10 == 0:
             print(f"  judged {number}/{len(topics)} topics ({time.monotonic() - started:.0f}s)", flush=True)
     out = ROOT / "bench" / "results" / section
@@ -237,7 +249,7 @@ def main() -> int:
                    "(the pages asked about left out of both).") if means["labels_before"] is not None else ""
     gap = means["announced_gap"]
     report_line = (f"The 10+10 model's own report announced a precision of {means['announced']:.2f} on average "
-                   f"(on 200 pages near the examples); measured on the pages met it was "
+                   f"(on 200 pages near the crawl's seeds); measured on the pages met it was "
                    f"{means['examples 10+10']['precision']:.2f} — a mean gap of {gap * 100:.0f} points per topic."
                    ) if gap is not None and means["examples 10+10"]["precision"] is not None else ""
     text = (f"`python -m bench.judges --corpus {args.corpus} --topics {args.topics} --fetches {args.fetches}` — "

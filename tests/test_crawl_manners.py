@@ -162,7 +162,7 @@ def test_bad_setting_stops_the_crawl_with_a_clear_message(tmp_path: Path) -> Non
     assert result.returncode != 0
     assert "FOCUS_FRONTIER_MAX must be a whole number ≥ 1, got 'lots'" in result.log
     result = run_crawl("bestfirst", tmp_path / "q", [CORNELL], None, "the of and")
-    assert result.returncode != 0 and "needs a topic query" in result.log
+    assert result.returncode != 0 and "needs a topic: a query with at least one non-stopword term" in result.log
 
 
 def test_resume_from_jobdir_continues_the_same_order(webkb_replay: ReplayProcess, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,16 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         state = get(url + "api/state")
         applied = next(e for e in state["labels"]["effects"] if e["url"] == labelled)
         assert applied["learnt"] is True and applied["label"] == 0.0 and "links_rescored" in applied
+        # The judge shows how sure it is and asks about pages; answering one of its questions
+        # "relevant" gives it both kinds of label: it learns.
+        assert state["judge"]["judge"] == "query-tf+labels" and "called_relevant" in state["judge"]
+        question = wait.until(lambda _: driver.find_elements(By.XPATH, "//div[@id='judge']//button[@data-relevant='true']"))[0]
+        asked = question.get_attribute("data-url")
+        assert asked != labelled
+        question.click()
+        answered = until(lambda: next((e for e in get(url + "api/state")["labels"]["effects"] if e["url"] == asked), None),
+                         "the answer to the judge's question")
+        assert answered["judge"]["learnt"] is True
         driver.save_screenshot(str(tmp_path / "dashboard.png"))
         # The final view is the crawl's summary.
         wait.until(lambda _: "finished" in driver.find_element(By.ID, "status").text)
@@ -131,8 +142,8 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         driver.quit()
     assert crawl.wait(timeout=TIMEOUT) == 0
     log = folder.with_suffix(".log").read_text()
-    assert "'focus/learner/user_labels': 1" in log and "'focus/dashboard/labels': 1" in log
-    assert (folder / "user-labels.tsv").read_text() == f"{labelled}\tirrelevant\n"
+    assert re.search(r"'focus/learner/user_labels': [12]\b", log) and "'focus/dashboard/labels': 2" in log
+    assert (folder / "user-labels.tsv").read_text() == f"{labelled}\tirrelevant\n{asked}\trelevant\n"
 
 
 def test_labels_are_checked_and_reach_a_crawl_through_its_folder(slow_replay: Any, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from crawlproject.judges import judge_from_settings
 from crawlproject.judges.base import CallTally, PageJudge
 from crawlproject.judges.learning import LabelTaughtJudge
 from crawlproject.judges.query import QueryJudge, TermRarity, TfQueryJudge
-from crawlproject.models.topic_page import TopicPageModel, mixture_threshold, reliable_negatives
+from crawlproject.models.topic_page import TopicPageModel, reliable_negatives
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import PathOracleStrategy
 from crawlproject.strategies.best_first import BestFirstStrategy
@@ -188,9 +188,18 @@ def test_reliable_negatives_are_the_pages_less_like_the_examples_than_any_exampl
     examples = csr_matrix(np.array([[1.0, 0.1, 0.0], [0.9, 0.2, 0.0], [1.0, 0.0, 0.1]]))
     near = csr_matrix(np.array([[1.0, 0.1, 0.0], [0.0, 0.0, 1.0], [0.1, 0.0, 1.0]]))
     assert reliable_negatives(examples, near).tolist() == [1, 2]
-    estimate = mixture_threshold(np.array([2.0, 1.5, 1.0]), np.array([2.0, 1.2, 0.0, -1.0]))
-    # π ≤ U(s ≥ τ) / P(s ≥ τ): 0.5 at τ = 1, 0.375 at τ = 1.5 (the tightest); precision at τ = 1: 0.375 · 1 / 0.5
-    assert estimate.recall == 1.0 and estimate.relevant_share == pytest.approx(0.375) and estimate.precision == 0.75
+
+
+def test_the_calibration_divides_by_the_labelled_share_of_the_relevant_pages() -> None:
+    model = TopicPageModel()
+    # held-out examples score high, the unlabelled pages in two groups: a third like the examples
+    positive = np.array([2.0, 2.1, 1.9, 2.2, 1.8, 2.0])
+    unlabelled = np.r_[np.full(10, 2.0), np.full(20, -2.0)]
+    model.calibrate(positive, unlabelled)
+    like, unlike = model._probability(np.array([2.0, -2.0]))
+    assert like > 0.9 and unlike < 0.05  # Pr(labelled | x) / c: the pages like the examples are relevant
+    expected = model.expectations(unlabelled)
+    assert expected.called == pytest.approx(1 / 3) and expected.relevant_share == pytest.approx(1 / 3, abs=0.05)
 
 
 # -- the one spider of every strategy ---------------------------------------------------------

@@ -13,16 +13,15 @@ Each page's score comes from a model trained without it (cross-fitting),
 and the model kept is the average of those fold models, so its scores are
 on the same scale.
 
-The threshold and the precision come from positive-unlabelled mixture
-estimation (Blanchard, Lee & Scott 2010; Elkan & Noto 2008): U is a mix of
-relevant pages, scored as the held-out examples are, and others; for any
-threshold τ, the share π of relevant pages in U is at most
-U(s ≥ τ) / P(s ≥ τ), and the tightest such bound (over thresholds that keep
-half the examples or more) estimates π. At τ the expected precision on U is
-π·P(s ≥ τ) / U(s ≥ τ) and the recall P(s ≥ τ); τ maximises their F1. The
-relevance a crawl sees is the logistic of the score's distance from τ in
-units of U's spread: 0.5 at τ. What the report states is that estimate on
-crawl-like pages, not a cross-validation against easy negatives.
+Calibration (Elkan & Noto 2008): if the examples are a random draw of
+the relevant pages, Pr(relevant | x) = Pr(labelled | x) / c, c the mean of
+Pr(labelled | x) over relevant pages. Pr(labelled | x) is a logistic fit of
+the cross-fitted scores of the examples against those of the unlabelled
+pages (the two populations as they are); c its mean over the held-out
+examples. A page is called relevant at 0.5, and the precision the report
+states is the mean probability of the unlabelled pages it calls relevant —
+an estimate on crawl-like pages, not a cross-validation against easy
+negatives.
 
 Features: the crawl's terms (crawlproject.web.text, stemmed as configured)
 hashed, sublinear TF-IDF with the IDF of all the training pages, rows
@@ -63,39 +62,16 @@ def _vectorizer(stem: bool) -> HashingVectorizer:
 
 
 @dataclass
-class MixtureEstimate:
-    """A threshold on the scores, and what it is expected to do on the
-    unlabelled (crawl-like) pages."""
+class Expectations:
+    """What the model expects of its calls on the unlabelled (crawl-like) pages."""
 
-    threshold: float
-    relevant_share: float  # π: the estimated share of relevant pages among them
+    relevant_share: float  # the expected share of relevant pages among them
     precision: float
     recall: float
-    called: float  # share of them at or above the threshold
+    called: float  # share of them it calls relevant
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 4) for k, v in self.__dict__.items()}
-
-
-def mixture_threshold(positive: np.ndarray, unlabelled: np.ndarray) -> MixtureEstimate:
-    """The threshold of best expected F1 on *unlabelled* scores, from the
-    held-out *positive* scores (see the module doc).
-
-    >>> e = mixture_threshold(np.array([3.0, 2.5, 2.0, 1.0]), np.array([3.0, 2.2, 0.1, 0.0, -1.0, -2.0, -2.5, -3.0]))
-    >>> e.threshold, e.relevant_share, e.precision, e.recall
-    (1.0, 0.25, 1.0, 1.0)
-    """
-    positive, unlabelled = np.sort(positive), np.asarray(unlabelled)
-    candidates = np.unique(positive)
-    kept = np.array([(positive >= t).mean() for t in candidates])
-    found = np.array([(unlabelled >= t).mean() for t in candidates])
-    usable = kept >= 0.5
-    bounds = np.where(kept > 0, found / np.maximum(kept, 1e-12), 1.0)
-    share = float(min(1.0, bounds[usable].min())) if usable.any() else 1.0
-    precision = np.where(found > 0, np.minimum(1.0, share * kept / np.maximum(found, 1e-12)), 1.0)
-    f1 = np.where(precision + kept > 0, 2 * precision * kept / np.maximum(precision + kept, 1e-12), 0.0)
-    best = int(np.argmax(f1))
-    return MixtureEstimate(float(candidates[best]), share, float(precision[best]), float(kept[best]), float(found[best]))
 
 
 def reliable_negatives(relevant: csr_matrix, unlabelled: csr_matrix) -> np.ndarray:
@@ -120,8 +96,8 @@ class TopicPageModel:
         self.vectorizer = _vectorizer(stem)
         self.tfidf = TfidfTransformer(sublinear_tf=True)
         self.classifier = LogisticRegression(C=C, max_iter=1000)
-        self.threshold = 0.0  # on the decision function
-        self.spread = 1.0  # the unlabelled pages' spread of scores: the relevance's unit
+        self.slope, self.offset = 1.0, 0.0  # Pr(labelled | score), fitted by calibrate()
+        self.c = 1.0  # its mean over the relevant pages (Elkan & Noto)
         self.report: dict[str, Any] = {}
 
     # -- training ---------------------------------------------------------------------
@@ -164,16 +140,47 @@ class TopicPageModel:
         positive, rest = scores[: len(relevant)], scores[start:]
         if not len(rest):
             rest = scores[len(relevant):]  # no unlabelled pages: the irrelevant examples stand for them
-        estimate = mixture_threshold(positive, rest)
-        self.threshold, self.spread = estimate.threshold, max(float(np.std(rest)), 1e-6)
+        self.calibrate(positive, rest)
         self.report = {
             "relevant": len(relevant), "irrelevant": len(irrelevant), "unlabelled": len(unlabelled), "folds": folds,
             "reliable_negatives": len(negatives) if len(unlabelled) else 0,
-            "on_unlabelled": estimate.as_dict() if len(unlabelled) else None,
-            "irrelevant_called": round(float((scores[len(relevant): len(relevant) + len(irrelevant)] >= self.threshold)
-                                             .mean()), 4) if irrelevant else None,
+            "on_unlabelled": self.expectations(rest).as_dict() if len(unlabelled) else None,
+            "irrelevant_called": round(float((self._probability(scores[len(relevant): start]) >= 0.5).mean()), 4)
+            if irrelevant else None,
         }
         return self
+
+    def calibrate(self, positive: np.ndarray, unlabelled: np.ndarray) -> None:
+        """Elkan & Noto's Pr(relevant | x) = g(x) / c: g = Pr(labelled | score)
+        by a logistic fit of the held-out examples' and the unlabelled pages'
+        scores (no weights: the two populations as they are), c = g's mean
+        over the held-out examples."""
+        x = np.r_[positive, unlabelled].reshape(-1, 1)
+        y = np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))]
+        platt = LogisticRegression(C=1e4, max_iter=1000).fit(x, y)
+        self.slope, self.offset = float(platt.coef_[0, 0]), float(platt.intercept_[0])
+        self.c = float(np.clip(self._labelled(positive).mean(), 1e-6, 1.0))
+
+    def _labelled(self, scores: np.ndarray) -> np.ndarray:
+        return np.asarray(1.0 / (1.0 + np.exp(-(self.slope * np.asarray(scores) + self.offset))))
+
+    def _probability(self, scores: np.ndarray) -> np.ndarray:
+        return np.clip(self._labelled(scores) / self.c, 0.0, 1.0)
+
+    def expectations(self, unlabelled: np.ndarray) -> Expectations:
+        """What the model expects of its calls (probability ≥ 0.5) on the
+        unlabelled pages: the mean probability of those it calls relevant
+        is its precision there; their share of the expected relevant pages,
+        its recall."""
+        probability = self._probability(unlabelled)
+        called = probability >= 0.5
+        expected = float(probability.sum())
+        return Expectations(
+            relevant_share=expected / max(len(probability), 1),
+            precision=float(probability[called].mean()) if called.any() else 0.0,
+            recall=float(probability[called].sum() / expected) if expected else 0.0,
+            called=float(called.mean()) if len(called) else 0.0,
+        )
 
     # -- use --------------------------------------------------------------------------
 
@@ -181,9 +188,13 @@ class TopicPageModel:
         return self.tfidf.transform(self.vectorizer.transform(texts))
 
     def relevance(self, texts: Sequence[str]) -> np.ndarray:
-        """Each text's relevance in [0, 1]: 0.5 at the threshold."""
-        scores = self.classifier.decision_function(self.features(texts))
-        return np.asarray(1.0 / (1.0 + np.exp(-(scores - self.threshold) / self.spread)))
+        """Pr(relevant | page) of each text: called relevant at 0.5."""
+        return self.relevance_of_counts(self.vectorizer.transform(texts))
+
+    def relevance_of_counts(self, counts: csr_matrix) -> np.ndarray:
+        """:meth:`relevance` of pages whose hashed term counts are known
+        (the vectorizer is the same for every model of one stemming)."""
+        return self._probability(self.classifier.decision_function(self.tfidf.transform(counts)))
 
     def precision(self) -> float | None:
         """The precision the model expects of its calls on crawl-like pages."""
@@ -193,7 +204,7 @@ class TopicPageModel:
     # -- file ---------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        meta = {"stem": self.stem, "threshold": self.threshold, "spread": self.spread, "report": self.report}
+        meta = {"stem": self.stem, "slope": self.slope, "offset": self.offset, "c": self.c, "report": self.report}
         save_model(path, FORMAT, meta, {
             "idf": self.tfidf.idf_, "coef": self.classifier.coef_, "intercept": self.classifier.intercept_,
             "classes": self.classifier.classes_,
@@ -203,7 +214,7 @@ class TopicPageModel:
     def load(cls, path: str | Path) -> TopicPageModel:
         meta, arrays = load_model(path, FORMAT, TRAINER)
         model = cls(stem=bool(meta["stem"]))
-        model.threshold, model.spread = float(meta["threshold"]), float(meta["spread"])
+        model.slope, model.offset, model.c = float(meta["slope"]), float(meta["offset"]), float(meta["c"])
         model.report = meta.get("report") or {}
         model.tfidf.idf_ = arrays["idf"]
         model.classifier.coef_ = arrays["coef"]
