@@ -169,7 +169,7 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
          "scrapy crawl: error: FOCUS_FRONTIER_MAX must be a whole number ≥ 1, got 'lots'"),
         (["-a", "qurey=course"], {},
          "scrapy crawl: error: unknown spider argument -a qurey: did you mean 'query'? 'bestfirst' takes "
-         "follow_links, query, scope, seeds, sitemaps, strategy_label, task, topic_id (a spider subclass declares its own as class attributes)"),
+         "follow_links, good, model, query, scope, seeds, sitemaps, strategy, strategy_label, task, topic_id (a spider subclass declares its own as class attributes)"),
         (["-a", "query=course", "-a", "seeds=ftp://ftp.example.org/,mailto:x@y.org"], {},
          "scrapy crawl: error: seed 'ftp://ftp.example.org/' cannot be crawled (bad scheme): seeds must be "
          "http:// or https:// URLs with a host"),

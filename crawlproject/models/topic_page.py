@@ -157,7 +157,7 @@ class TopicPageModel:
         over the held-out examples."""
         x = np.r_[positive, unlabelled].reshape(-1, 1)
         y = np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))]
-        platt = LogisticRegression(C=1e4, max_iter=1000).fit(x, y)
+        platt = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
         self.slope, self.offset = float(platt.coef_[0, 0]), float(platt.intercept_[0])
         self.c = float(np.clip(self._labelled(positive).mean(), 1e-6, 1.0))
 
