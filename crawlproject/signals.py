@@ -1,6 +1,7 @@
 """Signals of crawlproject (in addition to Scrapy's)."""
 
-#: A strategy asks the frontier to re-score every queued URL. Arguments:
+#: A strategy asks the frontier to re-score every queued URL (sent only by
+#: its frontier port, crawlproject.strategies.ports.CrawlerFrontier). Arguments:
 #: ``scorer(url: str, score: float, meta: dict | None) -> float``, where
 #: meta is the queued request's meta (read it, do not change it), and
 #: optionally ``keys``: only these canonical URLs (those queued).

@@ -162,7 +162,7 @@ def test_a_slow_redis_never_stops_the_reactor_in_a_shared_politeness_crawl(
     turns = re.findall(r"Politeness turn taken: (\S+) at", result.log)
     assert len(turns) >= 24  # every request waited for Redis
     longest = int(re.search(r"'test/reactor_longest_gap_ms': (\d+)", result.log)[1])  # type: ignore[index]
-    assert longest < 150, longest
+    assert longest < 300, longest  # a blocking Redis call holds it ≥ 400 ms; a loaded machine adds some
     # The user's -s EXTENSIONS added the probe: our summary and budgets stayed.
     assert result.summary["finish_reason"] == "closespider_itemcount"
 
