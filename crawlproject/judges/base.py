@@ -114,11 +114,12 @@ class PageJudge(ABC):
         """The relevance of a page the crawl fetched: scored, and counted
         for the judge's precision estimate."""
         relevance = self.score(page)
-        self.tally.record(relevance >= self.threshold, self.probability(relevance))
-        self._remember(page.key, relevance)
+        self._count(page.key, relevance)
         return relevance
 
-    def _remember(self, key: str, relevance: float) -> None:
+    def _count(self, key: str, relevance: float) -> None:
+        """A fetched page's verdict: for the precision estimate, and for a later label."""
+        self.tally.record(relevance >= self.threshold, self.probability(relevance))
         self.recent[key] = relevance
         self.recent.move_to_end(key)
         if len(self.recent) > self.REMEMBERED:

@@ -40,8 +40,7 @@ class ClassifierJudge(PageJudge):
     def relevances(self, pages: Sequence[Page]) -> list[float]:
         found = self.scores(pages)
         for page, relevance in zip(pages, found, strict=True):
-            self.tally.record(relevance >= self.threshold, None)
-            self._remember(page.key, relevance)
+            self._count(page.key, relevance)
         return found
 
 

@@ -33,12 +33,13 @@ def build_strategy(
         chosen = strategy_class(default) if isinstance(default, str) else default
     if chosen is None:
         chosen = strategy_class("breadth-first")
+    frontier = CrawlerFrontier(crawler)
     judge = None
     if chosen.needs_judge:
-        analyzer = BuildContext(settings, topic, CrawlerFrontier(crawler)).analyzer()
+        analyzer = BuildContext(settings, topic, frontier).analyzer()
         judge = judge_from_settings(settings, topic.query, topic.model, topic.good, analyzer, f"the {chosen.name} crawler")
     strategy: CrawlStrategy = chosen.from_settings(BuildContext(
-        settings, topic, CrawlerFrontier(crawler), judge,
+        settings, topic, frontier, judge,
         seeds=lambda: getattr(crawler.spider, "seed_urls", None) if crawler.spider is not None else None,
         scope=lambda: getattr(crawler.spider, "crawl_scope", None),
     ))
