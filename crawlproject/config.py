@@ -148,6 +148,11 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_LEARNER_RESCORE_EVERY": _int(10),
     "FOCUS_LEARNER_STRENGTH": _float(3.0, 0.01),
     "FOCUS_LEARNER_SHARED": _bool(False),
+    # The link learner's prior: SharkSearch's score, the shipped link model learnt across topics, or a file
+    "FOCUS_LEARNER_PRIOR": _str("shark-search"),
+    # How much is left (models.remaining, extensions.progress): verdicts from the judge or the labels; stop rule
+    "FOCUS_REMAINING_FROM": _choice("judge", "judge", "labels"),
+    "FOCUS_STOP_BELOW": _float(0.0, 0, 1),
     "FOCUS_INFOSPIDERS_AGENTS": _int(8, 1),
     "FOCUS_INFOSPIDERS_MAX_AGENTS": _int(64, 1),
     "FOCUS_INFOSPIDERS_ALPHA": _float(0.5, 0, 1),

@@ -7,6 +7,9 @@ a crawl from them meets) are fetched through Scrapy, and the report states the
 precision and recall the model expects on those pages
 (crawlproject.models.topic_page: positive-unlabelled learning).
 
+``--kind link-prior`` trains the link learner's prior across every topic the
+labels give (crawlproject.models.link_prior).
+
 ``--kind context-graph`` or ``--kind link-value`` (with ``--good CATEGORY``)
 trains a look-ahead model instead, on the labels and the WARC's link graph
 (a corpus, or a crawl written with FOCUS_WARC_OUTPUT): the context graph's
@@ -71,8 +74,9 @@ class Command(ProjectCommand):
         examples.add_argument("--work-dir", default="", help="where the fetched pages go (default: beside -o)")
         lookahead = parser.add_argument_group("look-ahead models (--kind context-graph | link-value)")
         lookahead.add_argument(
-            "--kind", choices=("taxonomy", "context-graph", "link-value"), default="taxonomy",
-            help="taxonomy: the focused crawler's classifier; context-graph, link-value: look-ahead models",
+            "--kind", choices=("taxonomy", "context-graph", "link-value", "link-prior"), default="taxonomy",
+            help="taxonomy: the focused crawler's classifier; context-graph, link-value: look-ahead models; "
+            "link-prior: the link learner's prior, learnt across every topic of the labels (FOCUS_LEARNER_PRIOR)",
         )
         lookahead.add_argument("--good", default="", help="the target categories, comma-separated (look-ahead models)")
         lookahead.add_argument("--depth", type=int, default=3, help="context graph: layers before the targets")
@@ -123,6 +127,9 @@ class Command(ProjectCommand):
         for path in (opts.labels, opts.warc):
             if path and not Path(path).is_file():
                 raise FileNotFoundError(2, "no such file", path)
+        if opts.kind == "link-prior":
+            self._train_link_prior(opts)
+            return
         if opts.kind != "taxonomy":
             self._train_lookahead(opts)
             return
@@ -212,6 +219,25 @@ class Command(ProjectCommand):
             f"crawl with it from a spider of yours derived from crawlproject.spiders.focus.FocusSpider: "
             f"scrapy crawl SPIDER -a model={model} -a seeds=…  (this project's spiders: {shown})"
         )
+
+    def _train_link_prior(self, opts: argparse.Namespace) -> None:
+        """The link model learnt across topics, on every topic the labels
+        give (docs/strategies.md, "A link model learnt across topics")."""
+        from crawlproject.evaluation.link_prior import corpus_link_examples, fit_across_topics
+
+        if not opts.warc:
+            raise UsageError("--kind link-prior learns from a corpus's link graph: give --warc and --labels")
+        started = time.monotonic()
+        examples = corpus_link_examples(opts.warc, opts.labels, cache_dir=opts.cache_dir or None)
+        links = sum(len(values) for _, values in examples)
+        print(f"{len(examples)} topics, {links} links met by their offline crawls")
+        prior = fit_across_topics([examples], {"trained_on": [str(opts.warc)], "pages": 300})
+        prior.save(opts.output)
+        print("weights (per standard deviation):")
+        for feature, weight in prior.named_weights():
+            print(f"  {feature:<15} {weight:+.3f}")
+        print(f"Link prior written to {opts.output} ({time.monotonic() - started:.1f}s); "
+              f"crawl with -s FOCUS_LEARNER_PRIOR={opts.output}")
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:
         from crawlproject.corpus.labels import LabelsError, load_labels, parse_categories

@@ -12,6 +12,16 @@ Two relevance signals can appear: labels (``FOCUS_LABELS`` plus
 ``FOCUS_RELEVANT`` categories: the true harvest rate, for evaluation) and the
 strategy's own estimate of each page's relevance (its mean).
 
+How much of the topic is left (crawlproject.models.remaining): for a
+spider with a strategy, the relevant pages behind the queued links, with an
+interval, and the relevant pages a fetch is expected to bring now — in the
+progress line (``left ≈ 41 (30–53)``), the summary (``remaining``, and its
+history every ``REMAINING_EVERY`` fetches) and the dashboard. Its verdicts
+are the judge's (``FOCUS_REMAINING_FROM = judge``) or, in an evaluation,
+the labels' (``labels``). With ``FOCUS_STOP_BELOW`` > 0 the crawl stops
+(reason ``relevant_rate_below``) once a fetch is expected to bring fewer
+relevant pages than that.
+
 At the end the summary is logged and, for our spiders, written to
 ``summary.json`` in the crawl's output folder. A spider of any other kind
 (a plain ``scrapy.Spider`` under the add-on: the frontier serves its
@@ -31,10 +41,12 @@ from scrapy import signals
 from twisted.internet import task
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.corpus.output import CrawlOutput
 from crawlproject.items import PageItem
+from crawlproject.models.remaining import Remaining, RemainingEstimator
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
@@ -51,6 +63,8 @@ _FOCUSED_STATS = (
     "focus/learner/",
 )
 _STEPS = 10  # progress lines per page budget
+REMAINING_EVERY = 50  # fetches between two estimates of what is left
+STOP_AFTER = 100  # fetches before the stop rule may end a crawl
 
 
 class CrawlProgress:
@@ -61,6 +75,8 @@ class CrawlProgress:
         labels: dict[str, str] | None,
         relevant: tuple[str, ...],
         budget: int = 0,
+        remaining_from: str = "judge",
+        stop_below: float = 0.0,
     ):
         self.crawler = crawler
         self.interval = interval
@@ -78,6 +94,11 @@ class CrawlProgress:
         self._loop: task.LoopingCall | None = None
         #: Pages counted from responses, for spiders that yield no PageItem.
         self.responses: Counter[str] = Counter()
+        self.remaining = RemainingEstimator()
+        self.remaining_from = remaining_from
+        self.stop_below = stop_below
+        self.remaining_history: list[dict[str, float | int]] = []
+        self.last_remaining: Remaining | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -100,7 +121,11 @@ class CrawlProgress:
             _check_categories(relevant, labels, labels_path)
         budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"),
                      settings.getint("FOCUS_OK_PAGECOUNT"))
-        extension = cls(crawler, interval, labels, relevant, budget)
+        remaining_from = config.get_str(settings, "FOCUS_REMAINING_FROM")
+        if remaining_from == "labels" and labels is None:
+            raise SettingsError("FOCUS_REMAINING_FROM = labels needs FOCUS_LABELS and FOCUS_RELEVANT")
+        extension = cls(crawler, interval, labels, relevant, budget, remaining_from,
+                        config.get_float(settings, "FOCUS_STOP_BELOW"))
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
@@ -134,8 +159,51 @@ class CrawlProgress:
             if relevance is not None:
                 self.relevance_sum += relevance
                 self.relevance_count += 1
+        self._observe_remaining(item, spider)
         if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
             self.log_progress()
+
+    def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
+        """The fetch for the estimate of what is left; every so many, a new
+        estimate (kept in the history) and the stop rule."""
+        strategy = getattr(spider, "strategy", None)
+        if strategy is None:
+            return  # a plain spider: no scores, no topic
+        relevant = 0.0
+        if item.get("status") == 200 and not item.get("near_duplicate_of"):
+            if self.remaining_from == "labels":
+                assert self.labels is not None
+                relevant = float(is_relevant(self.labels.get(item.get("canonical_url", "")), self.relevant))
+            else:
+                judge, relevance = getattr(strategy, "judge", None), item.get("relevance")
+                relevant = judge.expected_relevant(relevance) if judge is not None and relevance is not None else 0.0
+        self.remaining.observe(item.get("score"), relevant)
+        every = REMAINING_EVERY if self.fetched <= 1000 else 10 * REMAINING_EVERY  # a long crawl: less often
+        if self.fetched % every == 0:
+            found = self.estimate_remaining()
+            if found is not None and self.stop_below > 0 and self.fetched >= STOP_AFTER \
+                    and found.rate_now < self.stop_below and not self._stopping:
+                self._stopping = True
+                logger.info("Stopping: a fetch is expected to bring %.4f relevant pages now, below "
+                            "FOCUS_STOP_BELOW = %g (%s)", found.rate_now, self.stop_below, found)
+                assert self.crawler.engine is not None
+                self.crawler.engine.close_spider(spider, "relevant_rate_below")
+
+    _stopping = False
+
+    def estimate_remaining(self) -> Remaining | None:
+        """A new estimate of what is left, from a sample of the queue's scores."""
+        stats = self.crawler.stats
+        assert stats is not None
+        queued = stats.get_value("frontier/queued")
+        if queued is None or not self.remaining.fetches:
+            return None
+        sample = [score for _, found in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=2000)
+                  if isinstance(found, list) for score in found]
+        found = self.remaining.estimate(sample, int(queued))
+        self.last_remaining = found
+        self.remaining_history.append(found.as_dict())
+        return found
 
     def summary(self) -> dict[str, Any]:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -202,6 +270,11 @@ class CrawlProgress:
             )
         if self.relevance_count:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
+        if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
+            final = self.estimate_remaining() or self.last_remaining
+            if final is not None:
+                result["remaining"] = final.as_dict() | {"from": self.remaining_from}
+                result["remaining_history"] = self.remaining_history
         indexed = stats.get_value("search/indexed")
         if indexed is not None:  # FOCUS_INDEX_DIR: what the search index got
             result["pages_indexed"] = indexed
@@ -222,6 +295,9 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is not None:
             parts.append(f"frontier {queued:,}")
+        if self.last_remaining is not None:
+            left = self.last_remaining
+            parts.append(f"left ≈ {left.expected:.0f} ({left.low:.0f}–{left.high:.0f}), {left.rate_now:.3f}/fetch")
         last_score = stats.get_value("frontier/last_score")
         if last_score is not None:
             parts.append(f"last score {last_score:.3g}")

@@ -110,6 +110,18 @@ class PageJudge(ABC):
         """Pr(relevant | this relevance) when the judge is calibrated, else None."""
         return None
 
+    def expected_relevant(self, relevance: float) -> float:
+        """How likely a page of this *relevance* is relevant, as far as the
+        judge knows: its calibrated probability; else, for a page it calls
+        relevant, its estimated precision (1 before it has one); else 0."""
+        probability = self.probability(relevance)
+        if probability is not None:
+            return probability
+        if relevance < self.threshold:
+            return 0.0
+        estimate = self.precision()
+        return estimate.value if estimate is not None else 1.0
+
     def relevance(self, page: Page) -> float:
         """The relevance of a page the crawl fetched: scored, and counted
         for the judge's precision estimate."""

@@ -48,6 +48,13 @@ from crawlproject.models.link_learner import (
     link_tokens,
     path_cells,
 )
+from crawlproject.models.link_prior import (
+    LinkPrior,
+    PageSide,
+    SharkParameters,
+    link_features,
+    shipped_prior,
+)
 from crawlproject.models.modelfile import ModelError
 from crawlproject.strategies.base import RecentMemory
 from crawlproject.strategies.shark_search import SharkSearchStrategy
@@ -74,6 +81,17 @@ PRIOR_TIE = 1e-6
 SIBLINGS_EVERY = 4
 
 
+def prior_from_setting(value: str) -> LinkPrior | None:
+    """FOCUS_LEARNER_PRIOR: ``shark-search`` (None), ``shipped`` (the
+    package's link model learnt across topics) or a model file's path."""
+    if value in ("", "shark-search"):
+        return None
+    try:
+        return shipped_prior() if value == "shipped" else LinkPrior.load(value)
+    except ModelError as exc:
+        raise SettingsError(f"FOCUS_LEARNER_PRIOR: {exc}") from None
+
+
 class LinkLearnerStrategy(SharkSearchStrategy):
     name = "link-learner"
     judge: PageJudge
@@ -89,12 +107,16 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
+        prior: LinkPrior | None = None,
         **shark: Any,
     ):
         # SharkSearch's anchor and context terms, when there is a query: a
         # classifier topic without one has no neighbourhood, only inheritance.
         super().__init__(topic, analyzer, **shark, frontier=frontier, judge=judge)
         self.learner = learner or LinkLearner()
+        #: the link model learnt across topics (FOCUS_LEARNER_PRIOR); None: SharkSearch's score
+        self.prior = prior
+        self.shark = SharkParameters(self.gamma, self.delta, self.beta, self.depth)
         self.explore, self.seed = explore, seed
         self.rescore_every = rescore_every
         #: the features (and score) of each queued link, until its page arrives
@@ -134,6 +156,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
+            prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
             **cls.parameters(settings),
         )
         context.frontier.on_close(strategy.report)
@@ -282,15 +305,22 @@ class LinkLearnerStrategy(SharkSearchStrategy):
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         sim = relevance if relevance is not None else self.page_relevance(page)
         inherited, depth = self._inheritance(page, sim)
-        features = []
+        described = []
         for link in page.links:
             context = page.link_context(link, self.context_words)
-            anchor_terms = self.analyzer.terms(context.anchor)
-            context_terms = self.analyzer.terms(context.context)
-            prior = 0.0
-            if depth > 0:  # SharkSearch follows it: its score is the prior
-                around = self.neighborhood(Counter(anchor_terms), Counter(context_terms))
-                prior = self.gamma * inherited + (1 - self.gamma) * around
+            described.append((link, self.analyzer.terms(context.anchor), self.analyzer.terms(context.context)))
+        if self.prior is not None:
+            side = PageSide(page.url, sim, inherited, depth, page.depth + 1)
+            rows = link_features(self.query_vector, self.analyzer, side,
+                                 [(link.key, Counter(a), Counter(c)) for link, a, c in described], self.shark)
+            priors = self.prior.predict(rows).tolist()
+        else:  # SharkSearch's score; 0 past its depth budget (queued last, followed when learning raises it)
+            priors = [
+                self.gamma * inherited + (1 - self.gamma) * self.neighborhood(Counter(a), Counter(c)) if depth > 0
+                else 0.0 for _, a, c in described
+            ]
+        features = []
+        for (link, anchor_terms, context_terms), prior in zip(described, priors, strict=True):
             tokens = link_tokens(anchor_terms, context_terms, link.key, page.url, sim, page.depth + 1)
             features.append(self.learner.featurizer.featurize(tokens, prior, sim, path_cells(link.key, page.key)))
         scores = self._scores([link.key for link in page.links], features)

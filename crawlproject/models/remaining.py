@@ -1,0 +1,124 @@
+"""How much of the topic is left (issue 37): an online estimate of the
+relevant pages behind the links a crawl has found but not yet followed.
+
+Every fetch tells what a link of its score was worth: the page it led to
+was relevant with probability y (the judge's: a calibrated probability, or
+its call times its estimated precision; or a label). A monotone
+(isotonic) regression of y on the score over the fetched links says how
+relevant a link of any score turns out; applied to the queued links — a
+random sample of their scores, scaled to the queue's size —
+
+    left = Σ over queued links of Pr(relevant | its score),
+
+with an interval from bootstrap resamples of the fetched links (each a new
+regression) and the pages each then holds (binomial). No shape is assumed
+but "a higher score is no worse", and scores below or above all fetched
+ones take the nearest fetched level. The mean over the best-scored queued
+links (the next fetches) is the crawl's expected relevant pages per fetch
+now: the stop rule (FOCUS_STOP_BELOW) ends a crawl when it falls below a
+setting.
+
+It needs links fetched across the range of scores — the link learner's
+exploring share (FOCUS_LEARNER_EXPLORE) gives them; a pure best-first
+crawl sees only its top scores and extrapolates their level down.
+What it does not count: relevant pages no fetched page links to yet. On a
+web the crawl has only begun, those are most of the topic, and the
+estimate is a floor; as the crawl covers its sites it approaches the whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+#: Fetched links the regression keeps (a uniform sample of all, past it).
+KEPT = 2000
+#: The share of the queue (by score) that is "the next fetches" for the rate now.
+NEXT_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """The estimate at one moment of the crawl."""
+
+    fetches: int
+    found: float  # relevant pages found so far (Σ y)
+    expected: float  # relevant pages behind the queued links
+    low: float  # the interval's ends (``level`` of the draws between them)
+    high: float
+    rate_now: float  # expected relevant pages per fetch of the next fetches
+    queued: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {key: round(value, 3) if isinstance(value, float) else value for key, value in asdict(self).items()}
+
+    def __str__(self) -> str:
+        return (f"{self.expected:.0f} relevant left in the queue ({self.low:.0f}–{self.high:.0f}), "
+                f"{self.rate_now:.3f} per fetch next")
+
+
+class RemainingEstimator:
+    """Learns, from the crawl's fetches, how relevant a link of each score
+    turns out, and estimates the relevant pages behind the queued links."""
+
+    def __init__(self, resamples: int = 100, level: float = 0.9, seed: int = 0):
+        self.resamples, self.level, self.seed = resamples, level, seed
+        self._rng = np.random.default_rng(seed)
+        self.scores: list[float] = []  # of fetched links (at most KEPT: a uniform sample)
+        self.outcomes: list[float] = []
+        self.found = 0.0
+        self.fetches = 0
+        self._scored = 0  # fetched links with a score
+
+    def observe(self, score: float | None, relevant: float) -> None:
+        """A fetch: the link's score when it was fetched (None: a seed, which
+        tells nothing of scores) and the probability its page is relevant
+        (0 for a dead end)."""
+        relevant = min(max(float(relevant), 0.0), 1.0)
+        self.fetches += 1
+        self.found += relevant
+        if score is None or not math.isfinite(score):
+            return
+        self._scored += 1
+        if len(self.scores) < KEPT:
+            self.scores.append(float(score))
+            self.outcomes.append(relevant)
+        else:  # reservoir sampling: every fetched link kept with the same chance
+            slot = int(self._rng.integers(self._scored))
+            if slot < KEPT:
+                self.scores[slot], self.outcomes[slot] = float(score), relevant
+
+    def estimate(self, queued_scores: Sequence[float], queued: int) -> Remaining:
+        """The relevant pages behind *queued* links, of which
+        *queued_scores* is a random sample of the scores (all of them, or a
+        sample: it is scaled to *queued*)."""
+        from sklearn.isotonic import IsotonicRegression
+
+        sample = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
+        if queued <= 0 or sample.size == 0 or not self.scores:
+            return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, max(queued, 0))
+        scores, outcomes = np.array(self.scores), np.array(self.outcomes)
+        rng = np.random.default_rng(self.seed + self.fetches)
+        scale = queued / sample.size
+
+        def fitted(rows: np.ndarray) -> np.ndarray:
+            model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+            return np.asarray(model.fit(scores[rows], outcomes[rows]).predict(sample))
+
+        probabilities = fitted(np.arange(len(scores)))
+        expected = float(probabilities.sum() * scale)
+        totals = [
+            rng.binomial(1, fitted(rng.integers(len(scores), size=len(scores)))).sum() * scale
+            for _ in range(self.resamples)
+        ]
+        tail = (1 - self.level) / 2
+        low, high = np.quantile(totals, [tail, 1 - tail])
+        best = np.argsort(sample)[-max(1, math.ceil(sample.size * NEXT_SHARE)):]
+        rate_now = float(probabilities[best].mean())
+        return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued)
