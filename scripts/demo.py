@@ -110,6 +110,18 @@ def relevant_curve(folder: Path, labels: dict[str, str]) -> list[int]:
     return curve
 
 
+def left_in_queue(folder: Path, labels: dict[str, str]) -> int:
+    """The truth beside the crawl's estimate of what is left: course pages
+    behind the links it found and did not fetch (links.tsv, history.jsonl)."""
+    from crawlproject.corpus.labels import is_relevant
+
+    fetched = {json.loads(line)["canonical_url"]
+               for line in (folder / "history.jsonl").read_text(encoding="utf-8").splitlines()}
+    queued = {line.split("\t")[1] for line in (folder / "links.tsv").read_text(encoding="utf-8").splitlines()
+              if line.count("\t") >= 1} - fetched
+    return sum(is_relevant(labels.get(url), ("course",)) for url in queued)
+
+
 def plot(curves: dict[str, list[int]], path: Path, pages: int) -> None:
     import matplotlib
 
@@ -167,6 +179,14 @@ def main() -> int:
             f"{label:<16}{s['pages_fetched']:>9}{s['pages_ok']:>10}{s['relevant_pages']:>8}"
             f"{s['harvest_rate']:>9.1%}{share:>11.0%}{s['pages_per_second']:>9}"
         )
+    print("\nHow much is left (the crawl's own estimate from its judge's verdicts, 90 % interval) and the truth "
+          "(labels): course pages behind the links found but not fetched")
+    for label, spider, _ in CRAWLS:
+        left = results[label].get("remaining")
+        if isinstance(left, dict) and spider in ("linklearner", "focused"):
+            folder = args.out / spider if label != "focused (soft)" else args.out / "focused-soft"
+            print(f"  {label:<16} estimated {left['expected']:.0f} ({left['low']:.0f}–{left['high']:.0f}), "
+                  f"{left['rate_now']:.3f} per fetch next; truth {left_in_queue(folder, labels)}")
     print(f"\nPlot of course pages against pages fetched: {png}")
     print(f"Outputs (history.jsonl, links.tsv, summary.json) in {args.out}/")
     return 0

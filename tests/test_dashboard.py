@@ -137,6 +137,9 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         wait.until(lambda _: fetched() == summary["pages_fetched"])
         shown = driver.find_element(By.ID, "figures").text
         assert f"{summary['relevant_pages']}\nrelevant (labels)" in shown
+        left = summary["remaining"]  # what is left, as the summary says it
+        shown_as = {key: int(left[key] + 0.5) for key in ("expected", "low", "high")}  # JavaScript's Math.round
+        assert f"{shown_as['expected']} ({shown_as['low']}–{shown_as['high']})" in shown, shown
         get(url + "metrics")  # the final scrape: the crawl may end now
     finally:
         driver.quit()

@@ -204,7 +204,18 @@ class CrawlDashboard:
         if judge is not None:  # the questions: only pages not labelled yet
             judge["questions"] = [q for q in judge.get("questions", []) if q["url"] not in self.watch.user_labels]
         state["judge"] = judge
+        state["remaining"] = self._remaining()
         return state
+
+    def _remaining(self) -> dict[str, Any] | None:
+        """The progress extension's latest estimate of what is left."""
+        from crawlproject.extensions.progress import CrawlProgress
+
+        extensions = getattr(self.crawler, "extensions", None)
+        for extension in getattr(extensions, "middlewares", ()):
+            if isinstance(extension, CrawlProgress) and extension.last_remaining is not None:
+                return extension.last_remaining.as_dict() | {"from": extension.remaining_from}
+        return None
 
     def add_label(self, url: str, relevant: bool) -> dict[str, Any]:
         key = canonicalize(url)

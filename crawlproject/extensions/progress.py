@@ -198,7 +198,7 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is None or not self.remaining.fetches:
             return None
-        sample = [score for _, found in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=2000)
+        sample = [score for _, found in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=1000)
                   if isinstance(found, list) for score in found]
         found = self.remaining.estimate(sample, int(queued))
         self.last_remaining = found

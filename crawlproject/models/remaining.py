@@ -98,23 +98,30 @@ class RemainingEstimator:
         """The relevant pages behind *queued* links, of which
         *queued_scores* is a random sample of the scores (all of them, or a
         sample: it is scaled to *queued*)."""
-        from sklearn.isotonic import IsotonicRegression
+        from scipy.optimize import isotonic_regression
 
         sample = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
         if queued <= 0 or sample.size == 0 or not self.scores:
             return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, max(queued, 0))
-        scores, outcomes = np.array(self.scores), np.array(self.outcomes)
+        # The fetched links by distinct score (ties pooled), once; a resample only reweighs them.
+        levels, where = np.unique(np.array(self.scores), return_inverse=True)
+        outcomes = np.array(self.outcomes)
         rng = np.random.default_rng(self.seed + self.fetches)
         scale = queued / sample.size
 
-        def fitted(rows: np.ndarray) -> np.ndarray:
-            model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-            return np.asarray(model.fit(scores[rows], outcomes[rows]).predict(sample))
+        def fitted(times: np.ndarray) -> np.ndarray:
+            """Pr(relevant) of each sampled queued score, the fetches counted *times* each."""
+            weights = np.bincount(where, weights=times, minlength=len(levels))
+            kept = weights > 0
+            means = np.bincount(where, weights=times * outcomes, minlength=len(levels))[kept] / weights[kept]
+            fit = isotonic_regression(means, weights=weights[kept]).x  # in [0, 1]: a mean of outcomes in [0, 1]
+            return np.interp(sample, levels[kept], fit)
 
-        probabilities = fitted(np.arange(len(scores)))
+        probabilities = fitted(np.ones(len(outcomes)))
         expected = float(probabilities.sum() * scale)
         totals = [
-            rng.binomial(1, fitted(rng.integers(len(scores), size=len(scores)))).sum() * scale
+            rng.binomial(1, fitted(rng.multinomial(len(outcomes), np.full(len(outcomes), 1 / len(outcomes)))))
+            .sum() * scale
             for _ in range(self.resamples)
         ]
         tail = (1 - self.level) / 2
