@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
+import statistics
 import sys
 import time
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +39,7 @@ from bench.topic_models import (
     train_topic_model,
 )
 from crawlproject.corpus.reader import Corpus, load_corpus
-from crawlproject.evaluation.evaluate import Evaluator, read_crawl
+from crawlproject.evaluation.evaluate import Evaluator, read_crawl, summarize
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report
 from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics
 from crawlproject.models.training_graph import link_graph
@@ -121,6 +124,70 @@ def write_per_topic(result: dict[str, Any], path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def run_folder(label: str, run: int) -> str:
+    """A crawl's folder name: the strategy's label, and its run past the first."""
+    return label if run == 1 else f"{label}@run{run}"
+
+
+def run_of(folder: Path) -> int:
+    return int(folder.name.rpartition("@run")[2]) if "@run" in folder.name else 1
+
+
+def run_variant(variant: Variant, run: int) -> Variant:
+    """The variant of one run: its own FOCUS_RANDOM_SEED past the first run."""
+    if run == 1:
+        return variant
+    return replace(variant, settings=(*variant.settings, ("FOCUS_RANDOM_SEED", str(run))))
+
+
+def mean_over_runs(runs: list[dict[str, Any]], budgets: list[int]) -> dict[str, Any]:
+    """One evaluation from several runs: each (topic, task, strategy) the
+    mean of its runs' figures (a search length: the median run's; the
+    trajectories: the mean over the runs' common length)."""
+    grouped: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    for result in runs:
+        for crawl in result["crawls"]:
+            grouped[(crawl["topic_id"], crawl["task"], crawl["strategy"])].append(crawl)
+    merged = []
+    for (topic_id, task, strategy), crawls in sorted(grouped.items()):
+        at: dict[str, dict[str, Any]] = {}
+        for budget in crawls[0]["at"]:
+            at[budget] = {}
+            for metric, first in crawls[0]["at"][budget].items():
+                found = [c["at"][budget][metric] for c in crawls]
+                if metric.startswith("search_length"):  # None: never reached
+                    ordered = sorted(found, key=lambda v: math.inf if v is None else v)
+                    at[budget][metric] = ordered[len(ordered) // 2]
+                elif isinstance(first, (int, float)) and all(isinstance(v, (int, float)) for v in found):
+                    at[budget][metric] = statistics.fmean(found)
+                else:
+                    at[budget][metric] = first
+        trajectories = {}
+        for key in ("harvest_trajectory", "recall_trajectory"):
+            length = min(len(c[key]) for c in crawls)
+            trajectories[key] = [statistics.fmean(c[key][i] for c in crawls) for i in range(length)]
+        merged.append({"folder": crawls[0]["folder"], "topic_id": topic_id, "task": task, "strategy": strategy,
+                       "at": at, **trajectories})
+    return {"budgets": budgets, "axis": runs[0]["axis"], "crawls": merged, "summary": summarize(merged, budgets),
+            "runs": len(runs)}
+
+
+def spread_table(runs: list[dict[str, Any]]) -> str:
+    """Each run's mean target recall over topics, per task, budget and
+    strategy: how far one run's order is from another's."""
+    lines = ["**Spread over runs** — target recall %, mean over topics, of each run (min–max):", "",
+             "| task | pages | strategy | runs | min–max |", "|---|---:|---|---|---|"]
+    first = runs[0]["summary"]
+    for task_key, by_budget in first.items():
+        for budget, rows in by_budget.items():
+            for strategy in rows:
+                means = [100 * run["summary"][task_key][budget][strategy]["target_recall"]["mean"] for run in runs
+                         if strategy in run["summary"].get(task_key, {}).get(budget, {})]
+                lines.append(f"| {task_key.removeprefix('task')} | {budget} | {strategy} | "
+                             f"{' / '.join(f'{m:.1f}' for m in means)} | {min(means):.1f}–{max(means):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
@@ -165,6 +232,11 @@ def main() -> int:
         "strategies, trained by `scrapy train --examples`; the relevant ones leave every strategy's targets",
     )
     parser.add_argument("--name", default="", help="BENCHMARKS.md section name (default: quality-<corpus>)")
+    parser.add_argument(
+        "--runs", type=int, default=1,
+        help="crawls per topic, task and strategy (each run its own FOCUS_RANDOM_SEED): the tables show each "
+        "topic's mean over runs, and a table the spread of the runs' means",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="report and plots (default bench/results/SECTION)")
@@ -222,11 +294,11 @@ def main() -> int:
                     models[(strategy, t.id)] = (path, "")
         jobs = [
             CrawlJob(
-                v, t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / v.label,
+                run_variant(v, run), t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / run_folder(v.label, run),
                 *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL | NEEDS_EXAMPLES else (None, "")),
                 axis=args.axis, scope=args.scope,
             )
-            for t in topics for task in tasks if t.start(task) for v in variants
+            for run in range(1, args.runs + 1) for t in topics for task in tasks if t.start(task) for v in variants
         ]
         print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of "
               f"{budgets[-1]} pages", flush=True)
@@ -247,13 +319,18 @@ def main() -> int:
     if todo:  # the time all invocations' crawls took, kept for a resumed run or a re-evaluation
         timing.write_text(json.dumps({"crawl_seconds": earlier + time.monotonic() - started}), encoding="utf-8")
     evaluator = Evaluator(corpus, topics)
-    result = evaluator.evaluate([read_crawl(job.folder) for job in jobs], budgets, axis=args.axis)
+    crawls = [read_crawl(job.folder) for job in jobs]
+    runs = [evaluator.evaluate([c for c in crawls if run_of(c.folder) == run], budgets, axis=args.axis)
+            for run in range(1, args.runs + 1)]
+    result = mean_over_runs(runs, budgets) if args.runs > 1 else runs[0]
     (data / "eval.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     write_per_topic(result, out / "per-topic.tsv")
     plots = plot_trajectories(result, out)
     write_report(result, out / "report.md", f"Crawl quality on {name}", plots)
     elapsed = earlier + time.monotonic() - started  # this run plus the crawls of earlier ones it reused
     tables = markdown_tables(result)
+    if args.runs > 1:
+        tables = spread_table(runs) + "\n" + tables
     print(tables)
     print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
     if not args.no_write:
@@ -274,13 +351,18 @@ def main() -> int:
             strategies_arg += " --reuse-crawls"
         if args.examples:
             strategies_arg += f" --examples {args.examples}"
+        if args.runs > 1:
+            strategies_arg += f" --runs {args.runs}"
         write_section(
             section,
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus {args.corpus} "
             f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}{strategies_arg}` "
             f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; report, per-topic figures and plots in "
             f"`{relative}/`). "
-            f"One crawl per topic, task and strategy, stopped at {budgets[-1]} "
+            + (f"{args.runs} runs per topic, task and strategy (FOCUS_RANDOM_SEED = run number); the tables below "
+               "the spread show each topic's mean over the runs. " if args.runs > 1 else
+               "One crawl per topic, task and strategy. ")
+            + f"Crawls stopped at {budgets[-1]} "
             f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
             + SCOPE_TEXT[args.scope] +
             "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "

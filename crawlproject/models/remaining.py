@@ -115,7 +115,7 @@ class RemainingEstimator:
             kept = weights > 0
             means = np.bincount(where, weights=times * outcomes, minlength=len(levels))[kept] / weights[kept]
             fit = isotonic_regression(means, weights=weights[kept]).x  # in [0, 1]: a mean of outcomes in [0, 1]
-            return np.interp(sample, levels[kept], fit)
+            return np.asarray(np.interp(sample, levels[kept], fit))
 
         probabilities = fitted(np.ones(len(outcomes)))
         expected = float(probabilities.sum() * scale)
