@@ -12,7 +12,8 @@ behind the links found and not yet fetched (what it estimates: links.tsv of
 the pages fetched so far, less the pages fetched), and every relevant page
 of the corpus not yet found (what a user would like to know: the estimate
 is a floor of it). Reported: the share of crawls whose 90 % interval holds
-the truth, and the median relative error of the estimate.
+the truth, and the median absolute error of the estimate (pages). Crawls
+whose estimate came from their judge are left out.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ def measure(section: str, checkpoints: list[int]) -> list[dict[str, Any]]:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         history = {entry["fetches"]: entry for entry in summary.get("remaining_history", [])}
         topic = topics.get(summary_path.parent.parent.name)
-        if not history or topic is None:
-            continue
+        if not history or topic is None or summary.get("remaining", {}).get("from") != "labels":
+            continue  # no estimate, or one from a judge's verdicts (measured apart from the estimator)
         relevant = set(topic.seeds) | set(topic.targets)
         for at in checkpoints:
             estimate = history.get(at)
@@ -65,8 +66,9 @@ def measure(section: str, checkpoints: list[int]) -> list[dict[str, Any]]:
 
 
 def figures(rows: list[dict[str, Any]], truth: str) -> tuple[float, float]:
+    """The share of intervals holding the truth; the median absolute error, in pages."""
     inside = [r["estimate"]["low"] <= r[truth] <= r["estimate"]["high"] for r in rows]
-    errors = [abs(r["estimate"]["expected"] - r[truth]) / max(r[truth], 1) for r in rows]
+    errors = [abs(r["estimate"]["expected"] - r[truth]) for r in rows]
     return sum(inside) / len(inside), statistics.median(errors)
 
 
@@ -88,7 +90,7 @@ def main() -> int:
         "(crawlproject.models.remaining, verdicts from the labels) in each crawl of those bench.quality runs, "
         "against the truth at the same fetch. Interval: 90 %.",
         "",
-        "| run | strategy | fetches | crawls | truth in the queue: inside the interval | median error "
+        "| run | strategy | fetches | crawls | truth in the queue: inside the interval | median error (pages) "
         "| every relevant page not found: inside | median error | mean estimate / truth in queue / not found |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -97,8 +99,8 @@ def main() -> int:
         all_inside, all_error = figures(group, "unfound")
         means = (statistics.fmean(r["estimate"]["expected"] for r in group),
                  statistics.fmean(r["in_queue"] for r in group), statistics.fmean(r["unfound"] for r in group))
-        lines.append(f"| {section} | {strategy} | {at} | {len(group)} | {queue_inside:.0%} | {queue_error:.2f} | "
-                     f"{all_inside:.0%} | {all_error:.2f} | {means[0]:.1f} / {means[1]:.1f} / {means[2]:.1f} |")
+        lines.append(f"| {section} | {strategy} | {at} | {len(group)} | {queue_inside:.0%} | {queue_error:.1f} | "
+                     f"{all_inside:.0%} | {all_error:.1f} | {means[0]:.1f} / {means[1]:.1f} / {means[2]:.1f} |")
     body = "\n".join(lines) + "\n"
     print(body)
     if not args.no_write:
