@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.optimize import isotonic_regression  # at start-up: not an import's pause mid-crawl
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -98,8 +99,6 @@ class RemainingEstimator:
         """The relevant pages behind *queued* links, of which
         *queued_scores* is a random sample of the scores (all of them, or a
         sample: it is scaled to *queued*)."""
-        from scipy.optimize import isotonic_regression
-
         sample = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
         if queued <= 0 or sample.size == 0 or not self.scores:
             return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, max(queued, 0))
