@@ -297,7 +297,10 @@ class CrawlProgress:
             parts.append(f"frontier {queued:,}")
         if self.last_remaining is not None:
             left = self.last_remaining
-            parts.append(f"left ≈ {left.expected:.0f} ({left.low:.0f}–{left.high:.0f}), {left.rate_now:.3f}/fetch")
+            if left.found > 0:
+                parts.append(f"left ≈ {left.expected:.0f} ({left.low:.0f}–{left.high:.0f}), {left.rate_now:.3f}/fetch")
+            else:  # nothing to learn from: not "0 left"
+                parts.append(f"left: unknown (no page relevant by the {self.remaining_from} yet)")
         last_score = stats.get_value("frontier/last_score")
         if last_score is not None:
             parts.append(f"last score {last_score:.3g}")
