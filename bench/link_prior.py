@@ -69,12 +69,12 @@ def measure(prior: LinkPrior, topics: list[tuple[np.ndarray, np.ndarray]]) -> di
                                      "prior odd": [], "shark odd": []}
     shark = FEATURES.index("shark_search")
     for number, (rows, values) in enumerate(topics):
+        predicted = prior.predict(rows)
         if number % 2:
-            for name, scores in (("prior", prior.predict(rows)), ("shark", rows[:, shark])):
+            for name, scores in (("prior", predicted), ("shark", rows[:, shark])):
                 value = auc(values >= 1, scores)
                 if value is not None:
                     found[f"{name} odd"].append(value)
-        predicted = prior.predict(rows)
         for kind, truth in (("relevant", values >= 1), ("near", values > 0)):
             for name, scores in (("prior", predicted), ("shark", rows[:, shark])):
                 value = auc(truth, scores)

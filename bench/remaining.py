@@ -30,18 +30,23 @@ from bench.quality import data_folder
 from crawlproject.evaluation.topics import read_topics
 
 
-def truth_at(folder: Path, fetches: int, relevant: set[str]) -> tuple[int, int]:
-    """(relevant pages behind the links found and not fetched, relevant
-    pages not found) after the crawl's first *fetches* fetches."""
+def truths(folder: Path, checkpoints: list[int], relevant: set[str]) -> dict[int, tuple[int, int]]:
+    """At each of *checkpoints* (fetches): (relevant pages behind the links
+    found and not fetched, relevant pages not found). The crawl's files are
+    read once."""
     history = [json.loads(line) for line in (folder / "history.jsonl").read_text(encoding="utf-8").splitlines()]
-    fetched = {record["canonical_url"] for record in history[:fetches]}
-    found = {record["canonical_url"] for record in history[:fetches] if record["status"] == 200}
-    queued: set[str] = set()
-    for line in (folder / "links.tsv").read_text(encoding="utf-8").splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 2 and parts[0] in fetched:
-            queued.add(parts[1])
-    return len((queued - fetched) & relevant), len(relevant - found)
+    order = {}
+    for number, record in enumerate(history, 1):
+        order.setdefault(record["canonical_url"], number)
+    links = [parts for parts in (line.split("\t") for line in (folder / "links.tsv").read_text(encoding="utf-8")
+                                 .splitlines()) if len(parts) >= 2]
+    found = {}
+    for at in checkpoints:
+        fetched = {url for url, number in order.items() if number <= at}
+        ok = {record["canonical_url"] for record in history[:at] if record["status"] == 200}
+        queued = {target for source, target, *_ in links if source in fetched}
+        found[at] = (len((queued - fetched) & relevant), len(relevant - ok))
+    return found
 
 
 def measure(section: str, checkpoints: list[int]) -> list[dict[str, Any]]:
@@ -55,11 +60,9 @@ def measure(section: str, checkpoints: list[int]) -> list[dict[str, Any]]:
         if not history or topic is None or summary.get("remaining", {}).get("from") != "labels":
             continue  # no estimate, or one from a judge's verdicts (measured apart from the estimator)
         relevant = set(topic.seeds) | set(topic.targets)
-        for at in checkpoints:
-            estimate = history.get(at)
-            if estimate is None:
-                continue
-            in_queue, unfound = truth_at(summary_path.parent, at, relevant)
+        reached = [at for at in checkpoints if at in history]
+        for at, (in_queue, unfound) in truths(summary_path.parent, reached, relevant).items():
+            estimate = history[at]
             rows.append({"section": section, "strategy": summary_path.parent.name, "task": summary_path.parts[-4],
                          "topic": topic.id, "at": at, "estimate": estimate, "in_queue": in_queue, "unfound": unfound})
     return rows

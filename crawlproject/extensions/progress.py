@@ -41,12 +41,12 @@ from scrapy import signals
 from twisted.internet import task
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.corpus.output import CrawlOutput
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
+from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
@@ -198,9 +198,7 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is None or not self.remaining.fetches:
             return None
-        sample = [score for _, found in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=1000)
-                  if isinstance(found, list) for score in found]
-        found = self.remaining.estimate(sample, int(queued))
+        found = self.remaining.estimate(CrawlerFrontier(self.crawler).sample(1000), int(queued))
         self.last_remaining = found
         self.remaining_history.append(found.as_dict())
         return found
