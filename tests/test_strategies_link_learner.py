@@ -22,6 +22,7 @@ from crawlproject.models.link_learner import (
 )
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.link_learner import LinkLearnerStrategy
+from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.strategies.shark_search import SharkSearchStrategy
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer
@@ -137,6 +138,21 @@ def test_exploration_keeps_a_fixed_share_on_the_prior() -> None:
     scores = np.array(strategy.score_links(page, 0.3))
     chosen = strategy.exploring([link.key for link in page.links])
     assert chosen.any() and (scores[chosen] > 0).all() and (scores[~chosen] < 1e-5).all()
+
+
+@pytest.mark.parametrize(("rescore_links", "whole_rescores"), [(100, 5), (50, 2), (400, 20)])
+def test_the_whole_queue_is_rescored_queue_over_rescore_links_fetches_apart(
+    rescore_links: int, whole_rescores: int
+) -> None:
+    frontier = DetachedFrontier()
+    strategy = learner_strategy(rescore_every=1, rescore_links=rescore_links, frontier=frontier)
+    page = make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(400)))
+    strategy.score_links(page, 0.3)
+    assert len(strategy.pending) == 400
+    for i in range(20):  # fetches the learner did not queue: the queue stays 400 long
+        strategy.dead_end(f"http://elsewhere.test/{i}.html", {}, 404)
+    assert strategy._rescores == whole_rescores  # 400 ÷ rescore_links fetches apart
+    assert all(len(keys) == 400 for keys in frontier.rescores if keys is not None)
 
 
 def test_experiences_travel_between_workers_and_teach_the_same() -> None:

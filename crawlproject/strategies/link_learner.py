@@ -15,8 +15,8 @@ and the crawl's own verdicts teach the correction.
   of its relevance; a link that led to a dead end (4xx/5xx, a failed fetch)
   an example of a dead end. Examples are learnt in mini-batches
   (FOCUS_LEARNER_BATCH), and every FOCUS_LEARNER_RESCORE_EVERY pages — at
-  least a hundredth of the queue apart, so that the cost per page stays flat
-  as the queue grows — every queued link the learner still remembers is
+  least queue ÷ FOCUS_LEARNER_RESCORE_LINKS fetches apart, so that the cost
+  per page stays flat as the queue grows — every queued link the learner still remembers is
   re-scored with what was learnt since (its directory's history included):
   raised *or* lowered.
 * **Exploration.** A fixed share of links (FOCUS_LEARNER_EXPLORE, chosen by
@@ -105,6 +105,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         explore: float = DEFAULTS["FOCUS_LEARNER_EXPLORE"],
         seed: int = DEFAULTS["FOCUS_RANDOM_SEED"],
         rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
+        rescore_links: int = DEFAULTS["FOCUS_LEARNER_RESCORE_LINKS"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
         prior: LinkPrior | None = None,
@@ -119,6 +120,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.shark = SharkParameters(self.gamma, self.delta, self.beta, self.depth)
         self.explore, self.seed = explore, seed
         self.rescore_every = rescore_every
+        #: queued links re-scored per fetch on average: the whole queue every queue/this fetches
+        self.rescore_links = rescore_links
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
@@ -154,6 +157,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             explore=config.get_float(settings, "FOCUS_LEARNER_EXPLORE"),
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
+            rescore_links=config.get_int(settings, "FOCUS_LEARNER_RESCORE_LINKS"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
             prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
@@ -365,7 +369,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self._since_siblings += 1
         if self.shared is not None and self.shared.waiting() >= self.learner.batch:
             self.shared.exchange()
-        if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // 100):
+        if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // self.rescore_links):
             self.rescore()
         elif self._since_siblings >= SIBLINGS_EVERY:
             self._since_siblings = 0
