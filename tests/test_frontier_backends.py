@@ -156,10 +156,13 @@ def test_rescore_reorders_what_is_queued_and_sees_the_payload(backend: Factory) 
     assert drain(frontier) == ["http://h/0", "http://h/1", "http://h/2", "http://h/3", "http://h/4"]
 
 
-def test_rescoring_some_keys_moves_them_up_or_down(backend: Factory) -> None:
+@pytest.mark.parametrize("others", [0, 20])  # most of the queue (rebuilt at once) or a few keys (moved one by one)
+def test_rescoring_some_keys_moves_them_up_or_down(backend: Factory, others: int) -> None:
     frontier = backend()
     for i in range(5):
         frontier.push(f"http://h/{i}", i / 10, payload=("p", i))
+    for i in range(others):
+        frontier.push(f"http://low/{i}", -2.0 - i)
     seen: list[Any] = []
 
     def scorer(key: str, score: float, payload: Any) -> float:
@@ -168,7 +171,8 @@ def test_rescoring_some_keys_moves_them_up_or_down(backend: Factory) -> None:
 
     frontier.rescore(scorer, ["http://h/0", "http://h/4", "http://h/not-queued"])
     assert sorted(seen) == [("http://h/0", 0.0, ("p", 0)), ("http://h/4", 0.4, ("p", 4))]
-    assert drain(frontier) == ["http://h/0", "http://h/3", "http://h/2", "http://h/1", "http://h/4"]
+    lows = [f"http://low/{i}" for i in range(others)]
+    assert drain(frontier) == ["http://h/0", "http://h/3", "http://h/2", "http://h/1", "http://h/4", *lows]
 
 
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design

@@ -206,3 +206,21 @@ def test_the_path_history_shrinks_the_prior_toward_each_sibling_group() -> None:
     assert rich_alive == 1.0  # no dead end yet
     unseen = path_cells("http://b.test/new/x")
     assert history.estimate(0.1, unseen) == pytest.approx((0.25, 1.0))  # only the prior, on the verdicts' scale
+
+
+def test_the_learners_batch_offsets_are_the_path_historys_own_estimates() -> None:
+    """LinkLearner.offsets computes every link's chain at once; it must say
+    what PathHistory.estimate says of each link alone."""
+    learner = LinkLearner(batch=1000)
+    features = []
+    for i in range(300):
+        url = f"http://h{i % 3}.test/d{i % 7}/e{i % 4}/{i}.html"
+        found_on = f"http://h{i % 3}.test/d{i % 7}/" if i % 2 else ""
+        tokens = link_tokens(["jazz"], [], url, found_on or "http://h0.test/", 0.2)
+        features.append(learner.featurizer.featurize(tokens, (i % 10) / 10, 0.2, path_cells(url, found_on)))
+    for i, found in enumerate(features[:120]):
+        learner.add(Experience(found, None if i % 5 == 0 else (i % 7) / 7))  # pages and dead ends
+    relevance, alive = learner.offsets(features)
+    expected = [learner.history.estimate(found.prior, found.cells) for found in features]
+    assert relevance == pytest.approx([e[0] for e in expected]) and alive == pytest.approx([e[1] for e in expected])
+    assert len(set(np.round(alive, 6))) > 5  # the groups told different things

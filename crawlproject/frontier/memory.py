@@ -69,6 +69,9 @@ _LOWEST = struct.Struct(">QQQ")  # ~order, ~tie, fingerprint: the lowest-ranked 
 # floor, so small frontiers never bother).
 _COMPACT_FACTOR = 2
 _COMPACT_FLOOR = 4096
+#: A re-score of at least 1/this of the queue rebuilds the heaps once rather than
+#: pushing every moved entry (MemoryFrontier._rescore_some).
+_BULK_SHARE = 4
 
 OVERFLOW_CHOICES = ("spill", "drop")
 
@@ -357,8 +360,11 @@ class MemoryFrontier:
 
     def _rescore_some(self, scorer: Callable[[str, float, Any], float], keys: Collection[str]) -> None:
         """A few keys re-scored in place: each moves to its new place (the
-        heaps keep the old item as a stale one), O(log n) apiece."""
+        heaps keep the old item as a stale one), O(log n) apiece. Most of the
+        queue (a learner re-scoring every link it remembers): the entries
+        change in place and the heaps are rebuilt once, O(n) in all."""
         tables, entries = self._tables, self._entries
+        bulk = len(keys) * _BULK_SHARE >= len(entries)
         for key in keys:
             fp = fingerprint(key.encode())
             item = entries.get(fp)
@@ -368,8 +374,14 @@ class MemoryFrontier:
             new = order_of(float(scorer(key, score_of(order), tables.payload(item))))
             if new != order:
                 moved = tables.reorder(item, order=new)
-                self._enqueue(fp, moved)
-                self._journal_queued(fp, moved)
+                if bulk:
+                    entries[fp] = moved
+                else:
+                    self._enqueue(fp, moved)
+                    self._journal_queued(fp, moved)
+        if bulk:
+            self._rebuild()
+            self._journal_rewrite()
 
     def sample_scores(self, count: int) -> list[float]:
         if self.fifo or not self._entries:

@@ -153,21 +153,23 @@ class LinkFeaturizer:
         self.names: OrderedDict[int, str] = OrderedDict()
 
     def featurize(self, tokens: Sequence[str], prior: float, parent: float, cells: tuple[int, ...]) -> LinkFeatures:
-        kinds = Counter(token.partition(":")[0] for token in dict.fromkeys(tokens))
+        unique = list(dict.fromkeys(tokens))
+        kinds = [token.partition(":")[0] for token in unique]
+        weight_of = {kind: 1 / math.sqrt(count) for kind, count in Counter(kinds).items()}
         weights: dict[int, float] = {}
         names = self.names
-        for token in dict.fromkeys(tokens):
+        for token, kind in zip(unique, kinds, strict=True):
             index = _hash(token)
-            weights[index] = weights.get(index, 0.0) + 1 / math.sqrt(kinds[token.partition(":")[0]])
+            weights[index] = weights.get(index, 0.0) + weight_of[kind]
             if index not in names:
                 names[index] = token
                 if len(names) > NAMES_KEPT:
                     names.popitem(last=False)
-        indices = np.fromiter(sorted(weights), dtype=np.int32, count=len(weights))
-        values = np.array([weights[i] for i in indices.tolist()], dtype=np.float32)
-        norm = float(np.linalg.norm(values))
-        if norm > 0:
-            values /= norm
+        ordered = sorted(weights)
+        norm = math.sqrt(sum(w * w for w in weights.values()))
+        scale = 1 / norm if norm > 0 else 1.0
+        indices = np.array(ordered, dtype=np.int32)
+        values = np.array([weights[i] * scale for i in ordered], dtype=np.float32)
         return LinkFeatures(indices, values, float(prior), float(parent), cells)
 
 
@@ -440,19 +442,21 @@ class LinkLearner:
         """Step 1 of each link: E[relevance] and Pr(alive) from its prior and
         its sibling groups (PathHistory.estimate, in one tight loop)."""
         history = self.history
-        factors = history._factors  # noqa: SLF001 (the same class family: one loop, no generator)
-        start_alive = history.alive_rate
+        factors = history._factors  # noqa: SLF001 (the same class family)
         relevance = np.array([link.prior for link in links], dtype=float) * history.scale
-        alive = np.full(len(links), start_alive)
-        for row, link in enumerate(links):
-            ratio_product, probability = 1.0, start_alive
-            for cell in link.cells:
-                found = factors(cell)
-                if found is not None:
-                    ratio_product *= found[0]
-                    probability = found[1] + found[2] * probability
-            relevance[row] *= ratio_product
-            alive[row] = probability
+        alive = np.full(len(links), history.alive_rate)
+        if not links:
+            return relevance, alive
+        # Each distinct group's factors once (siblings share most groups), then
+        # every link's chain down its groups as array arithmetic.
+        cells = np.array([link.cells for link in links], dtype=np.uint64)
+        distinct, where = np.unique(cells, return_inverse=True)
+        table = np.array([(1.0, 0.0, 1.0) if found is None else found
+                          for found in map(factors, distinct.tolist())])  # ratio, stay, keep
+        ratio, stay, keep = (table[:, column][where.reshape(cells.shape)] for column in range(3))
+        relevance *= ratio.prod(axis=1)
+        for level in range(cells.shape[1]):  # coarsest first, as PathHistory.estimate
+            alive = stay[:, level] + keep[:, level] * alive
         return relevance, alive
 
     def expected(self, links: Sequence[LinkFeatures]) -> tuple[np.ndarray, np.ndarray]:
