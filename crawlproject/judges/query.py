@@ -63,16 +63,13 @@ def english_frequencies(stem: bool) -> dict[str, float]:
     """Word (or Porter stem: the sum over its words) → frequency in English."""
     import wordfreq
 
-    from crawlproject.web.text import TermAnalyzer
+    from crawlproject.web.text import porter_stemmer
 
     words = wordfreq.get_frequency_dict("en")
     if not stem:
         return dict(words)
-    stem_word = TermAnalyzer(stem=True)._stem_word
-    assert stem_word is not None
     stems: dict[str, float] = {}
-    for word, frequency in words.items():
-        root = stem_word(word)
+    for root, frequency in zip(porter_stemmer().stemWords(list(words)), words.values(), strict=True):
         stems[root] = stems.get(root, 0.0) + frequency
     return stems
 

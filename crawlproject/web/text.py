@@ -35,6 +35,8 @@ STOPWORDS = ENGLISH_STOPWORDS | DIALOG_STOPWORDS
 # does; any other run of letters and digits is one word.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(f"([{_CJK}]+)|[^\\W_{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def tokenize(text: str) -> list[str]:
@@ -45,8 +47,11 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("Übung zur Vorlesung")
     ['übung', 'zur', 'vorlesung']
     """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if not _HAS_CJK.search(text):
+        return _WORD.findall(text)  # the common case, in one C call
     tokens = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
+    for match in _TOKEN.finditer(text):
         run = match.group()
         if match.group(1) is None or len(run) == 1:
             tokens.append(run)
@@ -67,13 +72,13 @@ class TermAnalyzer:
     def __init__(self, stem: bool = True, stopwords: frozenset[str] = STOPWORDS):
         self.stem = stem
         self.stopwords = stopwords
-        self._stem_word = _porter_stemmer().stemWord if stem else None
+        self._stem_words = porter_stemmer().stemWords if stem else None
 
     def terms(self, text: str) -> list[str]:
         words = [w for w in tokenize(text) if w not in self.stopwords and (len(w) > 1 or w > "\u3000")]
-        if self._stem_word is None:
+        if self._stem_words is None:
             return words
-        return [self._stem_word(w) for w in words]
+        return self._stem_words(words)  # type: ignore[no-any-return]
 
     def vector(self, text: str) -> Counter[str]:
         """Term-frequency vector of *text*."""
@@ -88,7 +93,7 @@ class TermAnalyzer:
 
 
 @lru_cache(maxsize=1)
-def _porter_stemmer() -> Stemmer.Stemmer:
+def porter_stemmer() -> Stemmer.Stemmer:
     # "porter" is the original Porter algorithm the literature used; PyStemmer
     # is a maintained C implementation of it.
     return Stemmer.Stemmer("porter")
