@@ -36,6 +36,7 @@ import heapq
 import math
 import re
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from crawlproject.models.modelfile import load_model, save_model
+from crawlproject.models.shark_search import SharkParameters
 from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
@@ -71,22 +73,6 @@ _URL_WORD = re.compile(r"[a-zA-Z]+")
 _EXTENSION = re.compile(r"\.([a-z0-9]{1,5})$")
 #: Extensions of web pages (a link to anything else rarely leads on).
 PAGE_EXTENSIONS = frozenset({"", "html", "htm", "shtml", "xhtml", "php", "asp", "aspx", "jsp", "cgi", "pl", "cfm"})
-
-
-@dataclass(frozen=True)
-class SharkParameters:
-    """SharkSearch's γ, δ, β and depth budget (SPEC §2), as the crawl's."""
-
-    gamma: float = 0.7
-    delta: float = 0.5
-    beta: float = 0.8
-    depth: int = 3
-
-    def inheritance(self, relevance: float, parent_inherited: float, parent_budget: int) -> tuple[float, int]:
-        """inherited(url) and the depth budget of a page's links."""
-        if relevance > 0:
-            return self.delta * relevance, self.depth
-        return self.delta * parent_inherited, parent_budget - 1
 
 
 @dataclass(frozen=True)
@@ -122,10 +108,8 @@ def link_features(
     page_relevance = math.log(SMALL + page.relevance)
     for row, (url, anchor, context) in enumerate(links):
         anchor_sim = cosine(query, anchor)
-        context_sim = cosine(query, context) if anchor_sim == 0 else 0.0
-        around = 1.0 if anchor_sim > 0 else context_sim
-        neighbourhood = shark.beta * anchor_sim + (1 - shark.beta) * around
-        score = shark.gamma * page.inherited + (1 - shark.gamma) * neighbourhood if page.budget > 0 else 0.0
+        neighborhood = shark.neighborhood(anchor_sim, partial(cosine, query, context))
+        score = shark.score(page.inherited, neighborhood) if page.budget > 0 else 0.0
         parts = urlsplit(url.lower())
         extension = _EXTENSION.search(parts.path.rsplit("/", 1)[-1])
         rows[row] = (

@@ -51,7 +51,6 @@ from crawlproject.models.link_learner import (
 from crawlproject.models.link_prior import (
     LinkPrior,
     PageSide,
-    SharkParameters,
     link_features,
     shipped_prior,
 )
@@ -117,7 +116,6 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.learner = learner or LinkLearner()
         #: the link model learnt across topics (FOCUS_LEARNER_PRIOR); None: SharkSearch's score
         self.prior = prior
-        self.shark = SharkParameters(self.gamma, self.delta, self.beta, self.depth)
         self.explore, self.seed = explore, seed
         self.rescore_every = rescore_every
         #: queued links re-scored per fetch on average: the whole queue every queue/this fetches
@@ -320,8 +318,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             priors = self.prior.predict(rows).tolist()
         else:  # SharkSearch's score; 0 past its depth budget (queued last, followed when learning raises it)
             priors = [
-                self.gamma * inherited + (1 - self.gamma) * self.neighborhood(Counter(a), Counter(c)) if depth > 0
-                else 0.0 for _, a, c in described
+                self.shark.score(inherited, self.neighborhood(Counter(a), Counter(c))) if depth > 0 else 0.0
+                for _, a, c in described
             ]
         features = []
         for (link, anchor_terms, context_terms), prior in zip(described, priors, strict=True):

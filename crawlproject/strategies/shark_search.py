@@ -1,18 +1,13 @@
 """SharkSearch and its ancestor Fish-Search (SPEC §2).
 
-Every link of page p (with query q) scores
-
-    score(url)        = γ·inherited(url) + (1−γ)·neighborhood(url)
-    inherited(url)    = δ·sim(q,p)          if sim(q,p) > 0
-                        δ·inherited(p)      otherwise
-    neighborhood(url) = β·anchor(url) + (1−β)·context(url)
-    anchor(url)       = sim(q, anchor text)
-    context(url)      = 1 if anchor(url) > 0, else sim(q, the words around the link)
-
-and carries a depth budget: D below a relevant page, one less below an
-irrelevant one; a link whose budget reaches 0 is not followed. The budget and
-inherited(url) ride in the request meta, so a page knows its own when it is
-fetched; a URL found again from a better page gets both raised with its score.
+Every link of page p (with query q) scores γ·inherited(url) +
+(1−γ)·neighborhood(url) — the formula in crawlproject.models.shark_search,
+shared with the link learner's prior and the link model learnt across
+topics — and carries a depth budget: D below a relevant page, one less below
+an irrelevant one; a link whose budget reaches 0 is not followed. The budget
+and inherited(url) ride in the request meta, so a page knows its own when it
+is fetched; a URL found again from a better page gets both raised with its
+score.
 
 Fish-Search is the same machinery with a binary relevance (a page is
 relevant when it shares any term with the query) and no neighborhood (γ = 1).
@@ -20,11 +15,14 @@ relevant when it shares any term with the query) and no neighborhood (γ = 1).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
 from crawlproject.config import DEFAULTS
 from crawlproject.judges.base import PageJudge
+from crawlproject.models.shark_search import SharkParameters
 from crawlproject.strategies.best_first import BestFirstStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer, cosine
@@ -54,8 +52,14 @@ class SharkSearchStrategy(BestFirstStrategy):
         judge: PageJudge | None = None,
     ):
         super().__init__(topic, analyzer, frontier, judge)
-        self.gamma, self.delta, self.beta = gamma, delta, beta
-        self.depth, self.context_words = depth, context_words
+        self.shark = SharkParameters(gamma, delta, beta, depth)
+        self.context_words = context_words
+
+    # γ, δ, β and the depth budget, as SharkSearch's papers name them
+    gamma = property(lambda self: self.shark.gamma)
+    delta = property(lambda self: self.shark.delta)
+    beta = property(lambda self: self.shark.beta)
+    depth = property(lambda self: self.shark.depth)
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -79,21 +83,16 @@ class SharkSearchStrategy(BestFirstStrategy):
 
     def _inheritance(self, page: Page, sim: float) -> tuple[float, int]:
         """inherited(url) and the depth budget of every link of *page*."""
-        if sim > 0:
-            return self.delta * sim, self.depth
-        parent_inherited = float(page.meta.get(keys.INHERITED, 0.0))
-        parent_depth = int(page.meta.get(keys.DEPTH_BUDGET, self.depth))
-        return self.delta * parent_inherited, parent_depth - 1
+        return self.shark.inheritance(
+            sim, float(page.meta.get(keys.INHERITED, 0.0)), int(page.meta.get(keys.DEPTH_BUDGET, self.depth))
+        )
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         sim = relevance if relevance is not None else self.page_relevance(page)
         inherited, depth = self._inheritance(page, sim)
         if depth <= 0:
             return [None] * len(page.links)  # the irrelevant path ends here
-        return [
-            self.gamma * inherited + (1 - self.gamma) * self._neighborhood(page, link)
-            for link in page.links
-        ]
+        return [self.shark.score(inherited, self._neighborhood(page, link)) for link in page.links]
 
     def _neighborhood(self, page: Page, link: Any) -> float:
         if self.gamma == 1.0:
@@ -106,9 +105,7 @@ class SharkSearchStrategy(BestFirstStrategy):
         context term vectors (0 without a query)."""
         if not self.query_vector:
             return 0.0
-        anchor_sim = cosine(self.query_vector, anchor)
-        around = 1.0 if anchor_sim > 0 else cosine(self.query_vector, context)
-        return self.beta * anchor_sim + (1 - self.beta) * around
+        return self.shark.neighborhood(cosine(self.query_vector, anchor), partial(cosine, self.query_vector, context))
 
 
 class AnyTermJudge(PageJudge):
@@ -132,10 +129,5 @@ class FishSearchStrategy(SharkSearchStrategy):
 
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, *args: Any, **kwargs: Any):
         super().__init__(topic, analyzer, *args, **kwargs)
+        self.shark = replace(self.shark, gamma=1.0)  # no neighborhood: links inherit their page's worth only
         self.judge = AnyTermJudge(self.query_vector, analyzer)
-
-    @classmethod
-    def from_settings(cls, context: BuildContext) -> Self:
-        strategy = super().from_settings(context)
-        strategy.gamma = 1.0  # no neighborhood: links inherit their page's worth only
-        return strategy
