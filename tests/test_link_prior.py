@@ -163,11 +163,13 @@ def simulated_crawl(seed: int, fetches: int, links: int = 3000, explore: float =
 @pytest.mark.parametrize("fetches", [100, 300, 1000])
 def test_the_estimate_of_what_is_left_holds_the_true_number_in_most_simulated_crawls(fetches: int) -> None:
     inside, errors = 0, []
-    for seed in range(20):
+    for seed in range(40):
         truth, found = simulated_crawl(seed, fetches)
         inside += found.low <= truth <= found.high
         errors.append(abs(found.expected - truth) / truth)
-    assert inside >= 15, inside  # a 90 % interval: ≥ 75 % of 20 crawls
+    # A 90 % interval: ≥ 85 % of 40 crawls (bootstrap alone, without the
+    # levels' posterior draws, held the truth in 31–34 of them).
+    assert inside >= 34, inside
     assert float(np.median(errors)) < 0.4
     assert found.fetches == fetches + 1 and found.queued == 3000 - fetches
 
