@@ -378,10 +378,9 @@ class MemoryFrontier:
                     entries[fp] = moved
                 else:
                     self._enqueue(fp, moved)
-                    self._journal_queued(fp, moved)
+                self._journal_queued(fp, moved)  # appended: a rewrite would read every spilled URL
         if bulk:
             self._rebuild()
-            self._journal_rewrite()
 
     def sample_scores(self, count: int) -> list[float]:
         if self.fifo or not self._entries:
