@@ -224,3 +224,41 @@ def test_the_learners_batch_offsets_are_the_path_historys_own_estimates() -> Non
     expected = [learner.history.estimate(found.prior, found.cells) for found in features]
     assert relevance == pytest.approx([e[0] for e in expected]) and alive == pytest.approx([e[1] for e in expected])
     assert len(set(np.round(alive, 6))) > 5  # the groups told different things
+
+
+def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_verdict() -> None:
+    """Siblings are re-scored every few verdicts (SIBLINGS_EVERY), but a
+    group whose history says less than SIBLINGS_MOVED more or less of its
+    links than when they were last re-scored is skipped: a directory of
+    hundreds of queued links cost a re-score of all of them every 4
+    verdicts, long after one more verdict could move it."""
+    frontier = DetachedFrontier()
+    strategy = LinkLearnerStrategy(  # rate 0: no token correction, only the path history moves scores
+        Topic(QUERY), ANALYZER, QueryJudge(ANALYZER.vector(QUERY), ANALYZER), LinkLearner(rate=0.0, batch=4),
+        explore=0.0, rescore_every=0, frontier=frontier, **SHARK,  # type: ignore[arg-type]
+    )
+    page = make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(600)), url="http://club.test/jazz/")
+    strategy.score_links(page, 0.3)
+
+    def verdicts(numbers: range, relevance: float | None) -> int:
+        """Verdicts on /jazz/<n>.html; the links re-scored meanwhile."""
+        sent = len(frontier.rescores)
+        for i in numbers:
+            if relevance is None:
+                strategy.dead_end(f"http://club.test/jazz/{i}.html", {}, 404)
+            else:
+                strategy._learn(f"http://club.test/jazz/{i}.html", relevance)
+                strategy._outcome()
+        return sum(len(keys) for keys in frontier.rescores[sent:] if keys is not None)
+
+    assert verdicts(range(0, 8), 0.2) > 0  # the group's first evidence: re-scored
+    verdicts(range(8, 200), 0.2)  # a long, even history: the group says the same after each verdict …
+    skipped = frontier.stats["focus/learner/sibling_rescores_skipped"]
+    assert skipped > 20
+    assert verdicts(range(200, 208), 0.2) == 0  # … and its 400 queued links are left as they are
+    assert verdicts(range(208, 240), None) > 0  # dead ends move what it says: re-scored
+    # What the queue holds is what a re-score would give, within the tolerance.
+    keys = list(strategy.pending)
+    stored = np.array([strategy.pending[key][1] for key in keys])
+    fresh = strategy._scores(keys, [strategy.pending[key][0] for key in keys])
+    assert np.allclose(stored, fresh, rtol=2 * 0.02)

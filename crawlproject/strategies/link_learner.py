@@ -78,6 +78,13 @@ PRIOR_TIE = 1e-6
 #: in flight a verdict waits a moment anyway, and siblings fetched one after
 #: another (a directory being crawled) re-score their queued siblings once.
 SIBLINGS_EVERY = 4
+#: How far what a sibling group's history says of its links (relative to the
+#: crawl's scale) must have moved since they were last re-scored for a verdict
+#: to re-score them again: a group of a few pages moves more than this with each
+#: verdict, a big flat directory (hundreds of queued links) after every few
+#: dozen — where a re-score costs most and changes the order least. Fixed
+#: before measuring.
+SIBLINGS_MOVED = 0.02
 
 
 def prior_from_setting(value: str) -> LinkPrior | None:
@@ -132,6 +139,10 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self._since_rescore = 0
         #: sibling groups whose history changed since their links were last re-scored
         self._sibling_cells: set[int] = set()
+        #: each sibling group's history cells, coarsest first (those of its first link, down to the group)
+        self._sibling_chain: dict[int, tuple[int, ...]] = {}
+        #: what each group's history said of its links when they were last re-scored (_group_says)
+        self._sibling_said: dict[int, float] = {}
         self._since_siblings = 0
         self._rescores = 0
         self.pages = 0
@@ -226,23 +237,42 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         elif self.shared is not None:
             self.shared.forward(key, relevance)  # another worker queued it: it holds the features
 
-    def _rescore_siblings(self, cells: Iterable[int]) -> int:
+    def _rescore_siblings(self, cells: Iterable[int], moved_only: bool = False) -> int:
         """The queued links of the same directory and page as a link just
         fetched, re-scored now: a dead end or a relevant page says most of
-        its closest siblings."""
+        its closest siblings. *moved_only*: only groups whose factors moved
+        by SIBLINGS_MOVED since their links were last re-scored."""
         affected: set[str] = set()
         for cell in cells:
             keys = self.siblings.get(cell)
+            if not keys:
+                continue
+            says = self._group_says(cell)
+            before = self._sibling_said.get(cell)
+            if moved_only and before is not None and abs(says - before) < SIBLINGS_MOVED * before:
+                self.frontier.inc("focus/learner/sibling_rescores_skipped")
+                continue
+            # Forget what was fetched or forgotten: a look-up per sibling (an
+            # intersection with the pending mapping would walk all of it).
+            keys.difference_update([key for key in keys if key not in self.pending])
+            affected |= keys
             if keys:
-                # Forget what was fetched or forgotten: a look-up per sibling (an
-                # intersection with the pending mapping would walk all of it).
-                keys.difference_update([key for key in keys if key not in self.pending])
-                affected |= keys
-                if not keys:
-                    del self.siblings[cell]
+                self._sibling_said[cell] = says
+            else:
+                del self.siblings[cell]
+                self._sibling_chain.pop(cell, None)
+                self._sibling_said.pop(cell, None)
         if affected:
             self._send_rescore(sorted(affected), keys_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
         return len(affected)
+
+    def _group_says(self, cell: int) -> float:
+        """What a sibling group's history (its own and its coarser groups',
+        down its first link's cells) makes of a link of prior 1, over the
+        crawl's scale: E[relevance] · Pr(alive) ÷ relevance per unit of prior."""
+        history = self.learner.history
+        relevance, alive = history.estimate(1.0, self._sibling_chain.get(cell, (cell,)))
+        return relevance * alive / history.scale
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
         """A user's label of a fetched page: its verdict is replaced by the
@@ -332,9 +362,13 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             kept = self.pending.get(link.key)
             if kept is None or score > kept[1]:  # the frontier keeps the better of two finds
                 self.pending.keep(link.key, (found, float(score)))
-                for cell in found.cells[-2:]:
+                for level, cell in enumerate(found.cells[-2:], start=len(found.cells) - 2):
                     if cell:
-                        self.siblings.setdefault(cell, set()).add(link.key)
+                        group = self.siblings.get(cell)
+                        if group is None:
+                            group = self.siblings[cell] = set()
+                            self._sibling_chain[cell] = found.cells[:level + 1]
+                        group.add(link.key)
         return [float(score) for score in scores]
 
     def _scores(self, link_keys: Sequence[str], features: Sequence[LinkFeatures]) -> np.ndarray:
@@ -372,7 +406,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         elif self._since_siblings >= SIBLINGS_EVERY:
             self._since_siblings = 0
             cells, self._sibling_cells = self._sibling_cells, set()
-            self._rescore_siblings(sorted(cells))  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
+            self._rescore_siblings(sorted(cells), moved_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
 
     def rescore(self) -> None:
         """Every remembered queued link gets its score from what was learnt
@@ -380,6 +414,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.learner.flush()
         self._since_rescore = self._since_siblings = 0
         self._sibling_cells.clear()  # the whole queue includes them
+        self._sibling_said.clear()  # every group's links re-scored: each is re-scored when next touched
         if not self.pending:
             return
         self._send_rescore(list(self.pending), keys_only=True)  # only they can change: no scan of the queue
