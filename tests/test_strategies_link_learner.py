@@ -226,16 +226,17 @@ def test_the_learners_batch_offsets_are_the_path_historys_own_estimates() -> Non
     assert len(set(np.round(alive, 6))) > 5  # the groups told different things
 
 
-def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_verdict() -> None:
+@pytest.mark.parametrize("siblings_moved", [0.02, 0.0])
+def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_verdict(siblings_moved: float) -> None:
     """Siblings are re-scored every few verdicts (SIBLINGS_EVERY), but a
-    group whose history says less than SIBLINGS_MOVED more or less of its
+    group whose history says less than FOCUS_LEARNER_SIBLINGS_MOVED (2 %) more or less of its
     links than when they were last re-scored is skipped: a directory of
     hundreds of queued links cost a re-score of all of them every 4
     verdicts, long after one more verdict could move it."""
     frontier = DetachedFrontier()
     strategy = LinkLearnerStrategy(  # rate 0: no token correction, only the path history moves scores
         Topic(QUERY), ANALYZER, QueryJudge(ANALYZER.vector(QUERY), ANALYZER), LinkLearner(rate=0.0, batch=4),
-        explore=0.0, rescore_every=0, frontier=frontier, **SHARK,  # type: ignore[arg-type]
+        explore=0.0, rescore_every=0, siblings_moved=siblings_moved, frontier=frontier, **SHARK,  # type: ignore[arg-type]
     )
     page = make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(600)), url="http://club.test/jazz/")
     strategy.score_links(page, 0.3)
@@ -253,8 +254,10 @@ def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_ve
 
     assert verdicts(range(0, 8), 0.2) > 0  # the group's first evidence: re-scored
     verdicts(range(8, 200), 0.2)  # a long, even history: the group says the same after each verdict …
-    skipped = frontier.stats["focus/learner/sibling_rescores_skipped"]
-    assert skipped > 20
+    if not siblings_moved:  # (0: the old rule, re-scored every few verdicts)
+        assert verdicts(range(200, 208), 0.2) >= 400 and not frontier.stats["focus/learner/sibling_rescores_skipped"]
+        return
+    assert frontier.stats["focus/learner/sibling_rescores_skipped"] > 20
     assert verdicts(range(200, 208), 0.2) == 0  # … and its 400 queued links are left as they are
     assert verdicts(range(208, 240), None) > 0  # dead ends move what it says: re-scored
     # What the queue holds is what a re-score would give, within the tolerance.

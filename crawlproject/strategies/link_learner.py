@@ -78,13 +78,6 @@ PRIOR_TIE = 1e-6
 #: in flight a verdict waits a moment anyway, and siblings fetched one after
 #: another (a directory being crawled) re-score their queued siblings once.
 SIBLINGS_EVERY = 4
-#: How far what a sibling group's history says of its links (relative to the
-#: crawl's scale) must have moved since they were last re-scored for a verdict
-#: to re-score them again: a group of a few pages moves more than this with each
-#: verdict, a big flat directory (hundreds of queued links) after every few
-#: dozen — where a re-score costs most and changes the order least. Fixed
-#: before measuring.
-SIBLINGS_MOVED = 0.02
 
 
 def prior_from_setting(value: str) -> LinkPrior | None:
@@ -112,6 +105,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         seed: int = DEFAULTS["FOCUS_RANDOM_SEED"],
         rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
         rescore_links: int = DEFAULTS["FOCUS_LEARNER_RESCORE_LINKS"],
+        siblings_moved: float = DEFAULTS["FOCUS_LEARNER_SIBLINGS_MOVED"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
         prior: LinkPrior | None = None,
@@ -127,6 +121,12 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.rescore_every = rescore_every
         #: queued links re-scored per fetch on average: the whole queue every queue/this fetches
         self.rescore_links = rescore_links
+        #: how far what a sibling group's history says of its links (over the crawl's
+        #: scale) must have moved since they were last re-scored for a verdict to
+        #: re-score them again: a group of a few pages moves more than 2 % with each
+        #: verdict, a big flat directory (hundreds of queued links) after every few
+        #: dozen — where a re-score costs most and changes the order least
+        self.siblings_moved = siblings_moved
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
@@ -167,6 +167,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
             rescore_links=config.get_int(settings, "FOCUS_LEARNER_RESCORE_LINKS"),
+            siblings_moved=config.get_float(settings, "FOCUS_LEARNER_SIBLINGS_MOVED"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
             prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
@@ -241,7 +242,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         """The queued links of the same directory and page as a link just
         fetched, re-scored now: a dead end or a relevant page says most of
         its closest siblings. *moved_only*: only groups whose factors moved
-        by SIBLINGS_MOVED since their links were last re-scored."""
+        by ``siblings_moved`` since their links were last re-scored."""
         affected: set[str] = set()
         for cell in cells:
             keys = self.siblings.get(cell)
@@ -249,7 +250,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                 continue
             says = self._group_says(cell)
             before = self._sibling_said.get(cell)
-            if moved_only and before is not None and abs(says - before) < SIBLINGS_MOVED * before:
+            if moved_only and before is not None and abs(says - before) < self.siblings_moved * before:
                 self.frontier.inc("focus/learner/sibling_rescores_skipped")
                 continue
             # Forget what was fetched or forgotten: a look-up per sibling (an
