@@ -265,3 +265,37 @@ def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_ve
     stored = np.array([strategy.pending[key][1] for key in keys])
     fresh = strategy._scores(keys, [strategy.pending[key][0] for key in keys])
     assert np.allclose(stored, fresh, rtol=2 * 0.02)
+
+
+def test_an_unexplored_directory_sends_one_probe_and_holds_the_rest_until_its_verdict() -> None:
+    """FOCUS_LEARNER_PROBE_HOLD: of a directory nothing has been learnt of,
+    its best link keeps its score and the others are held, so that the top
+    of the queue — what many requests in flight take at once — spreads over
+    directories; the probe's verdict frees its siblings (re-scored with it)."""
+    body = " ".join([*(f"<a href='/jazz/{i}.html'>jazz concerts {i}</a>" for i in range(6)),
+                     *(f"<a href='/rock/{i}.html'>jazz rock {i}</a>" for i in range(6))])
+
+    def top(strategy: LinkLearnerStrategy, frontier: DetachedFrontier, count: int) -> list[str]:
+        return sorted(frontier.queued, key=lambda key: -frontier.queued[key][0])[:count]
+
+    orders = {}
+    for hold in (1.0, 0.5):
+        frontier = DetachedFrontier()
+        strategy = learner_strategy(probe_hold=hold, rescore_every=0, frontier=frontier)
+        page = make_page(body, url="http://club.test/")
+        for link, score in zip(page.links, strategy.score_links(page, 0.3), strict=True):
+            frontier.queued[link.key] = (score, {})
+        orders[hold] = top(strategy, frontier, 2)
+        if hold == 0.5:
+            held = {key: score for key, (score, _) in frontier.queued.items()}
+            jazz_probe = orders[hold][0]
+            # The probe's verdict: its directory is known now, its held siblings are re-scored up.
+            strategy._learn(jazz_probe, 0.6)
+            for _ in range(4):
+                strategy._outcome()
+            freed = [key for key in frontier.queued if key.startswith("http://club.test/jazz/") and key != jazz_probe]
+            assert all(frontier.queued[key][0] > 1.5 * held[key] for key in freed)
+            rock = sorted((score for key, (score, _) in frontier.queued.items() if "/rock/" in key), reverse=True)
+            assert rock[0] > 1.5 * rock[1]  # still held, all but its probe
+    assert all("/jazz/" in key for key in orders[1.0])  # no hold: the best directory's links, one after another
+    assert {key.split("/")[3] for key in orders[0.5]} == {"jazz", "rock"}  # one probe of each directory first

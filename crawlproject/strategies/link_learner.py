@@ -106,6 +106,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
         rescore_links: int = DEFAULTS["FOCUS_LEARNER_RESCORE_LINKS"],
         siblings_moved: float = DEFAULTS["FOCUS_LEARNER_SIBLINGS_MOVED"],
+        probe_hold: float = DEFAULTS["FOCUS_LEARNER_PROBE_HOLD"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
         prior: LinkPrior | None = None,
@@ -127,6 +128,10 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         #: verdict, a big flat directory (hundreds of queued links) after every few
         #: dozen — where a re-score costs most and changes the order least
         self.siblings_moved = siblings_moved
+        #: the factor on an unexplored directory's queued links but its probe, until the probe's verdict (1: none)
+        self.probe_hold = probe_hold
+        #: unexplored directories (own-directory sibling groups with no verdict yet) → their probe's key
+        self._probes: RecentMemory[int, str] = RecentMemory(memory)
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
@@ -168,6 +173,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
             rescore_links=config.get_int(settings, "FOCUS_LEARNER_RESCORE_LINKS"),
             siblings_moved=config.get_float(settings, "FOCUS_LEARNER_SIBLINGS_MOVED"),
+            probe_hold=config.get_float(settings, "FOCUS_LEARNER_PROBE_HOLD"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
             prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
@@ -235,6 +241,10 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             if self.shared is not None:
                 self.shared.share(experience)
             self._sibling_cells.update(remembered[0].cells[-2:])
+            directory = remembered[0].cells[-2]
+            if self._probes.get(directory) == key:  # the directory's first verdict: its held links are re-scored
+                del self._probes[directory]
+                self._sibling_said.pop(directory, None)
         elif self.shared is not None:
             self.shared.forward(key, relevance)  # another worker queued it: it holds the features
 
@@ -381,7 +391,31 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         if exploring.any():
             scores[exploring] = self.learner.calibrated_priors(features)[exploring]
         priors = np.array([f.prior for f in features])
-        return scores + PRIOR_TIE * priors
+        scores += PRIOR_TIE * priors
+        if self.probe_hold < 1:
+            self._hold_unprobed(link_keys, features, scores)
+        return scores
+
+    def _hold_unprobed(self, link_keys: Sequence[str], features: Sequence[LinkFeatures], scores: np.ndarray) -> None:
+        """A batch chosen for what it will teach: of a directory no verdict
+        has told anything of yet, one link (the best-scored the learner has
+        met, its probe) keeps its score and the others are held at
+        ``probe_hold`` of theirs until the probe's verdict arrives (then its
+        siblings are re-scored with what it told). With many requests in
+        flight the top of the queue then spreads over directories instead of
+        sending several links of one before any has answered."""
+        history_cells = self.learner.history.cells
+        chosen_now: set[str] = set()  # probes of this call (not remembered as pending yet)
+        for i in np.argsort(-scores, kind="stable").tolist():  # the best of a directory becomes its probe
+            directory, key = features[i].cells[-2], link_keys[i]
+            if not directory or directory in history_cells:
+                continue
+            probe = self._probes.get(directory)
+            if probe is None or (probe != key and probe not in self.pending and probe not in chosen_now):
+                self._probes.keep(directory, key)  # new, or its probe left without a verdict
+                chosen_now.add(key)
+            elif probe != key:
+                scores[i] *= self.probe_hold
 
     def exploring(self, link_keys: Sequence[str]) -> np.ndarray:
         """Which links explore: a fixed share, by a hash of the URL and seed."""
