@@ -36,7 +36,7 @@ QUANTUM = 10_000  # stock priorities: int(score × QUANTUM)
 LINKS_PER_PAGE = 30
 CONTENDERS = ("ours", "stock-default", "stock-scrapypq", "heapq")
 LABELS = {
-    "ours": "ours (FrontierScheduler, memory backend)",
+    "ours": "ours (FrontierScheduler, memory backend, the add-on's settings)",
     "stock-default": "stock Scheduler, DownloaderAwarePriorityQueue (Scrapy's default)",
     "stock-scrapypq": "stock Scheduler, ScrapyPriorityQueue",
     "heapq": "bare heapq of (−score, seq, Request)",
@@ -70,12 +70,18 @@ class Ours:
     def __init__(self, spider: Any):
         from scrapy.utils.test import get_crawler
 
+        from crawlproject.addon import SCRAPY_SETTINGS
         from crawlproject.frontier.scheduler import FrontierScheduler
 
-        crawler = get_crawler(type(spider), {"FOCUS_FRONTIER_MAX": 10**9})
+        # With the add-on's fingerprinter and dupefilter, as the project's
+        # crawls run: repeats are left to the frontier (Scrapy's default
+        # dupefilter would fingerprint and remember every request besides).
+        filters = {name: SCRAPY_SETTINGS[name] for name in ("REQUEST_FINGERPRINTER_CLASS", "DUPEFILTER_CLASS")}
+        crawler = get_crawler(type(spider), {"FOCUS_FRONTIER_MAX": 10**9, **filters})
         crawler._apply_settings()  # noqa: SLF001 (stats, as Crawler.crawl builds them)
         self.scheduler = FrontierScheduler.from_crawler(crawler)
         self.scheduler.open(spider)
+        assert self.scheduler.frontier_filters, "the add-on's dupefilter"
 
     def push(self, request: Request) -> None:
         self.scheduler.enqueue_request(request)
