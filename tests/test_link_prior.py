@@ -174,6 +174,18 @@ def test_the_estimate_of_what_is_left_holds_the_true_number_in_most_simulated_cr
     assert found.fetches == fetches + 1 and found.queued == 3000 - fetches
 
 
+def test_the_interval_holds_the_estimate_even_where_every_draw_falls_below_it() -> None:
+    """Three fetched links of one score, all relevant: the fit says 1.0, the
+    levels' posterior draws (Beta(3.5, 0.5)) are all below it — the interval
+    must still hold the estimate the summary prints beside it."""
+    estimator = RemainingEstimator(seed=3)
+    for _ in range(3):
+        estimator.observe(0.9, 1.0)
+    found = estimator.estimate([0.9] * 1000, 1000)
+    assert found.expected == pytest.approx(1000.0)
+    assert found.low <= found.expected <= found.high
+
+
 def test_what_is_left_shrinks_and_the_rate_falls_as_the_crawl_takes_the_best_links() -> None:
     _, early = simulated_crawl(1, 100)
     _, late = simulated_crawl(1, 2000)

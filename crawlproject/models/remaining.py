@@ -129,6 +129,9 @@ class RemainingEstimator:
         ]
         tail = (1 - self.level) / 2
         low, high = np.quantile(totals, [tail, 1 - tail])
+        # The plug-in fit may sit outside its own draws (a level of 1.0 over a
+        # few fetches: every posterior draw is below it): the interval holds it.
+        low, high = min(low, expected), max(high, expected)
         best = np.argsort(sample)[-max(1, math.ceil(sample.size * NEXT_SHARE)):]
         rate_now = float(probabilities[best].mean())
         return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued)
