@@ -6,7 +6,8 @@ BIN := $(VENV)/bin
 CORPUS ?= ../shared/corpora/webkb
 STAMP := $(VENV)/.installed
 # Test processes (pytest-xdist): most tests wait on crawls, servers and
-# subprocesses, so two share a 2-core machine well; a file stays on one process.
+# subprocesses, so two share a 2-core machine well; a file stays on one process,
+# and the longest files (tests/durations.json) are handed out first.
 TEST_WORKERS ?= 2
 
 .PHONY: setup demo test lint bench clean
@@ -31,7 +32,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: setup lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	# Scrapy's own scheduler and engine tests, with our scheduler as Scrapy's
 	$(BIN)/python -m scripts.scrapy_contract --workers $(TEST_WORKERS)
 

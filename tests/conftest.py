@@ -38,6 +38,38 @@ CRAWL_TIMEOUT = 240
 FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO"}
 
 
+#: Seconds each test file took in a whole run: the test processes are handed
+#: the longest files first, so that a run does not end waiting on one slow
+#: file (xdist's own order puts files of few tests — the crawls — last).
+#: Rewritten by a run with CRAWLPROJECT_RECORD_DURATIONS=1; a file it does
+#: not name counts as the median.
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    durations: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    known = sorted(durations.values())
+    default = known[len(known) // 2] if known else 0.0
+    # Stable: a file's tests keep their order, and stay together.
+    items.sort(key=lambda item: -durations.get(item.nodeid.split("::", 1)[0], default))
+
+
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get("CRAWLPROJECT_RECORD_DURATIONS"):  # on the controller too: every worker's reports
+        path = report.nodeid.split("::", 1)[0]
+        _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if os.environ.get("CRAWLPROJECT_RECORD_DURATIONS") and _file_seconds and not hasattr(session.config, "workerinput"):
+        ordered = dict(sorted(((path, round(seconds, 1)) for path, seconds in _file_seconds.items()),
+                              key=lambda item: -item[1]))
+        DURATIONS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def paragraphs() -> Path:
     """The paragraph pool the synthetic webs of the tests recombine (WebKB's)."""
