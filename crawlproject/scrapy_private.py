@@ -89,34 +89,68 @@ def downloads_in_flight(crawler: Crawler) -> int:
 
 
 
-def busy_slots(crawler: Crawler, handed_out: Mapping[str, int]) -> set[str]:
-    """The download slots that cannot start one more download now: as many
-    requests active (transferring or waiting in the slot) plus *handed_out*
-    (given to the engine, not in the downloader yet: the downloader
-    middlewares run first) as the slot's concurrency; or, for a slot with a
-    delay, one request outstanding or its delay not over since its last
-    download (``Downloader.slots``, ``Slot.active``, ``Slot.concurrency``,
-    ``Slot.delay``, ``Slot.lastseen``). A slot not made yet takes
-    ``CONCURRENT_REQUESTS_PER_DOMAIN`` requests, ``DOWNLOAD_DELAY`` apart."""
-    engine = engine_of(crawler)
-    downloader = getattr(engine, "downloader", None) if engine is not None else None
-    slots = getattr(downloader, "slots", None) or {}
-    now = time.monotonic()  # Slot.lastseen's clock
-    busy = set()
-    for key, slot in slots.items():
-        outstanding = len(slot.active) + handed_out.get(key, 0)
-        delay = getattr(slot, "delay", 0.0)
-        if outstanding >= getattr(slot, "concurrency", 1) or (
-            delay and (outstanding or now - getattr(slot, "lastseen", 0.0) < delay)
-        ):
-            busy.add(key)
-    if handed_out:
-        settings = crawler.settings
-        concurrency = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
-        delayed = settings.getfloat("DOWNLOAD_DELAY") > 0
-        busy.update(key for key, count in handed_out.items()
-                    if key not in slots and count and (delayed or count >= concurrency))
-    return busy
+class SlotWatch:
+    """The download slots that cannot start one more download now.
+
+    A slot is busy with as many requests active (transferring or waiting in
+    the slot) plus *handed_out* (given to the engine, not in the downloader
+    yet: the downloader middlewares run first) as the slot's concurrency; or,
+    for a slot with a delay, one request outstanding or its delay not over
+    since its last download (``Downloader.slots``, ``Slot.active``,
+    ``Slot.concurrency``, ``Slot.delay``, ``Slot.lastseen``). A slot not made
+    yet takes ``CONCURRENT_REQUESTS_PER_DOMAIN`` requests, ``DOWNLOAD_DELAY``
+    apart.
+
+    The downloader keeps a slot for every host met in the last minute —
+    thousands on a crawl of many hosts — and reading all of them for every
+    request handed out made the cost per request grow with the hosts. Only
+    the slots a request reached (:meth:`reached`, on
+    ``request_reached_downloader``) since they were last found idle are
+    read: an idle slot (nothing active, its delay over) turns busy only when
+    a request reaches it — ``lastseen`` moves only while it has requests,
+    and AutoThrottle and the robots.txt delay floor change a delay only then.
+    """
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.watched: set[str] = set()
+
+    def reached(self, request: Request) -> None:
+        """*request* entered its download slot (the downloader named it in
+        the request's ``download_slot`` meta)."""
+        from scrapy.core.downloader import Downloader
+
+        key = request.meta.get(Downloader.DOWNLOAD_SLOT)
+        if key is not None:
+            self.watched.add(str(key))
+
+    def busy(self, handed_out: Mapping[str, int]) -> set[str]:
+        engine = engine_of(self.crawler)
+        downloader = getattr(engine, "downloader", None) if engine is not None else None
+        slots = getattr(downloader, "slots", None) or {}
+        now = time.monotonic()  # Slot.lastseen's clock
+        busy = set()
+        for key in [*self.watched, *(key for key in handed_out if key not in self.watched)]:
+            slot = slots.get(key)
+            if slot is None:
+                self.watched.discard(key)
+                continue
+            outstanding = len(slot.active) + handed_out.get(key, 0)
+            delay = getattr(slot, "delay", 0.0)
+            concurrency = getattr(slot, "concurrency", 1)
+            if outstanding >= concurrency or (
+                delay and (outstanding or now - getattr(slot, "lastseen", 0.0) < delay)
+            ):
+                busy.add(key)
+            elif not slot.active and concurrency >= 1:
+                self.watched.discard(key)  # idle: only a request reaching it can make it busy
+        if handed_out:
+            settings = self.crawler.settings
+            concurrency = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
+            delayed = settings.getfloat("DOWNLOAD_DELAY") > 0
+            busy.update(key for key, count in handed_out.items()
+                        if key not in slots and count and (delayed or count >= concurrency))
+        return busy
 
 
 def default_slot_key(request: Request) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from scrapy import Request
 
@@ -310,3 +311,54 @@ class RecordingFrontier:
 def test_the_frontier_backend_is_a_setting() -> None:
     scheduler, _ = make_scheduler({"FOCUS_FRONTIER_BACKEND": f"{__name__}.RecordingFrontier"})
     assert getattr(scheduler.frontier, "chosen_by_setting", False)
+
+
+def _busy_by_reading_every_slot(slots: dict[str, Any], handed_out: dict[str, int], now: float) -> set[str]:
+    """The rule of scrapy_private.SlotWatch, read over every slot of the downloader."""
+    busy = set()
+    for key, slot in slots.items():
+        outstanding = len(slot.active) + handed_out.get(key, 0)
+        if outstanding >= slot.concurrency or (slot.delay and (outstanding or now - slot.lastseen < slot.delay)):
+            busy.add(key)
+    return busy
+
+
+def test_the_slot_watch_reads_only_slots_a_request_reached_and_agrees_with_reading_all() -> None:
+    """The downloader keeps a slot per host met in the last minute; reading
+    each for every request handed out made the cost grow with the hosts."""
+    import random
+    import time
+    from types import SimpleNamespace
+
+    from scrapy.core.downloader import Slot
+    from scrapy.settings import Settings
+
+    from crawlproject.scrapy_private import SlotWatch
+
+    rng = random.Random(7)
+    slots: dict[str, Any] = {}
+    crawler = SimpleNamespace(engine=SimpleNamespace(downloader=SimpleNamespace(slots=slots)), settings=Settings())
+    watch = SlotWatch(crawler)  # type: ignore[arg-type]
+    for step in range(3000):
+        key = f"h{rng.randrange(400)}"
+        slot = slots.get(key)
+        if slot is None:  # the downloader makes a slot for the first request of a host
+            slot = slots[key] = Slot(concurrency=rng.choice([1, 2]), delay=rng.choice([0.0, 0.0, 60.0]), jitter=0.0)
+        move = rng.random()
+        if move < 0.45:
+            request = Request(f"http://{key}/{step}", meta={"download_slot": key})
+            slot.active.add(request)
+            slot.lastseen = time.monotonic() - rng.choice([0.0, 120.0])  # a download starts (or started long ago)
+            watch.reached(request)
+        elif move < 0.9 and slot.active:
+            slot.active.pop()  # a download ends
+        elif slot.active:  # AutoThrottle sets the delay of a slot as its response arrives
+            slot.delay = rng.choice([0.0, 60.0])
+        handed_out = {f"h{rng.randrange(400)}": 1 for _ in range(rng.randrange(3))}
+        assert watch.busy(handed_out) == _busy_by_reading_every_slot(slots, handed_out, time.monotonic()), step
+    assert len(watch.watched) < len(slots)
+    for slot in slots.values():  # every download ends, every delay is over
+        slot.active.clear()
+        slot.lastseen -= 120.0
+    assert watch.busy({}) == set()
+    assert watch.watched == set()  # idle slots are read no more

@@ -25,12 +25,19 @@ def test_download_slots_are_where_autothrottle_finds_them() -> None:
     assert "self.jitter" in inspect.getsource(Slot.download_delay)
 
 
-def test_a_slot_tells_its_load_where_busy_slots_reads_it() -> None:
+def test_a_slot_tells_its_load_where_the_slot_watch_reads_it() -> None:
     slot = Slot(concurrency=2, delay=0.0, jitter=0.0)
     assert slot.concurrency == 2 and isinstance(slot.active, set)
     assert "slot.active.add(request)" in inspect.getsource(Downloader)  # active: queued in the slot or transferring
     assert "slot.lastseen = now" in inspect.getsource(Downloader) and "now = monotonic()" in inspect.getsource(Downloader)
     assert Downloader.DOWNLOAD_SLOT == "download_slot"
+    # a request is in its slot, named in its meta, when request_reached_downloader is sent
+    enqueue = inspect.getsource(Downloader._enqueue_request)
+    assert enqueue.index("request.meta[self.DOWNLOAD_SLOT] = key") < enqueue.index("slot.active.add(request)") \
+        < enqueue.index("signals.request_reached_downloader")
+    # lastseen moves only as a queued request (one in slot.active) starts its download
+    process = inspect.getsource(Downloader._process_queue)
+    assert process.index("while slot.queue") < process.index("slot.lastseen = now")
 
 
 def test_scrapy_internals_are_touched_only_in_scrapy_private() -> None:

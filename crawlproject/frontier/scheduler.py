@@ -52,7 +52,7 @@ from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.stats import StatsBuffer
-from crawlproject.scrapy_private import busy_slots, default_slot_key, engine_of, on_request_finished
+from crawlproject.scrapy_private import SlotWatch, default_slot_key, engine_of, on_request_finished
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
 
@@ -156,6 +156,7 @@ class FrontierScheduler(BaseScheduler):
         #: (its middlewares run first), by download slot: they count as busy.
         self._handed_out: dict[Request, str] = {}
         self._handed_per_slot: Counter[str] = Counter()
+        self._slots = SlotWatch(crawler)
         crawler.signals.connect(self._response_received, signals.response_received)
         if slot_aware:
             crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
@@ -234,7 +235,7 @@ class FrontierScheduler(BaseScheduler):
             if self.batches is not None:
                 entry = self.batches.next(self.frontier)
             else:
-                busy = busy_slots(self.crawler, self._handed_per_slot) if self.slot_aware else set()
+                busy = self._slots.busy(self._handed_per_slot) if self.slot_aware else set()
                 entry = self.frontier.pop(busy)
             if entry is None:
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
@@ -369,6 +370,10 @@ class FrontierScheduler(BaseScheduler):
                 self.budget.answer(response.status)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
+        self._slots.reached(request)
+        self._handed_out_reached(request)
+
+    def _handed_out_reached(self, request: Request) -> None:
         slot = self._handed_out.pop(request, None)
         if slot is not None:
             self._handed_per_slot[slot] -= 1
@@ -378,7 +383,7 @@ class FrontierScheduler(BaseScheduler):
     def request_finished(self, request: Request) -> None:
         """The engine is done with *request* (called through
         crawlproject.scrapy_private); its lease ends with its last request."""
-        self._reached_downloader(request, None)  # type: ignore[arg-type]  # dropped before the downloader
+        self._handed_out_reached(request)  # dropped before the downloader
         lease = request.meta.get(keys.LEASE)
         fetch = self._fetches.get(lease) if lease is not None else None
         if lease is None or fetch is None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lxml import etree
 from scrapy.http import HtmlResponse
-from scrapy.linkextractors import LinkExtractor
+from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.utils.response import get_base_url
+from w3lib.url import parse_url
 
 from crawlproject.web import meta as keys
 from crawlproject.web.linkcontext import LinkContext, link_contexts
@@ -28,11 +30,15 @@ if TYPE_CHECKING:
 
     from crawlproject.web.text import TermAnalyzer
 
-# Frames and image maps carried much of the navigation of 1990s sites.
+# Frames and image maps carried much of the navigation of 1990s sites. The
+# extensions Scrapy ignores are looked up in a set (_ignored_extension), not
+# by its test of every extension against every link (a tenth of a page's parse).
 _LINK_EXTRACTOR = LinkExtractor(
-    tags=("a", "area", "frame", "iframe"), attrs=("href", "src"), unique=True
+    tags=("a", "area", "frame", "iframe"), attrs=("href", "src"), unique=True, deny_extensions=[]
 )
-_TEXT_XPATH = "//text()[not(ancestor::script) and not(ancestor::style)]"
+_IGNORED_EXTENSIONS = frozenset(f".{extension}" for extension in IGNORED_EXTENSIONS)
+# The text nodes as plain strings, straight from lxml (parsel would wrap each in a Selector).
+_TEXT = etree.XPath("//text()[not(ancestor::script) and not(ancestor::style)]", smart_strings=False)
 
 
 @dataclass
@@ -82,10 +88,10 @@ class Page:
         key = page_key(response.url, meta)
         if not isinstance(response, HtmlResponse) or not response.body:
             return cls(response.url, "", [], depth, parent, meta, key)
-        text = join_text(response.xpath(_TEXT_XPATH).getall())
+        text = join_text(_TEXT(response.selector.root))
         links: list[Link] = []
         seen = set()
-        found = _LINK_EXTRACTOR.extract_links(response)
+        found = [link for link in _LINK_EXTRACTOR.extract_links(response) if not _ignored_extension(link.url)]
         for link in found:
             url = without_fragment(link.url)
             if url not in seen:
@@ -114,6 +120,20 @@ class Page:
         if self._vector is None:
             self._vector = analyzer.vector(self.text)
         return self._vector
+
+
+def _ignored_extension(url: str) -> bool:
+    """Whether *url*'s path ends in an extension Scrapy's link extractor
+    ignores (``IGNORED_EXTENSIONS``: documents, images, archives — ``.tar.gz``
+    too): a suffix of its last segment from one of its dots."""
+    path = parse_url(url).path
+    name = path[path.rfind("/") + 1 :].lower()
+    dot = name.find(".")
+    while dot >= 0:
+        if name[dot:] in _IGNORED_EXTENSIONS:
+            return True
+        dot = name.find(".", dot + 1)
+    return False
 
 
 def page_key(url: str, meta: dict[str, Any]) -> str:
