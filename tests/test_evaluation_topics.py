@@ -176,3 +176,44 @@ def test_seed_terms_prefer_words_many_seeds_share_and_the_corpus_lacks() -> None
     assert {t.id for t in topics} == {t.id for t in derive_topics(hand_corpus())}  # the same topics
     with pytest.raises(ValueError, match="query kind"):
         derive_topics(hand_corpus(), query="words")
+
+
+def test_a_cache_two_processes_want_at_once_is_built_once(tmp_path: Path) -> None:
+    """`scrapy train` and `scrapy topics` (or two test workers) asking for the
+    same corpus cache: the second waits for the first's file instead of
+    reading the whole WARC again."""
+    import threading
+
+    from crawlproject.corpus.reader import cached
+
+    cache_file = tmp_path / "corpus-x.pickle"
+    second_entered, second_built = threading.Event(), threading.Event()
+    builds = []
+
+    def first_build() -> str:
+        builds.append("first")
+        assert second_entered.wait(10)
+        # the second call is now past its first look for the file: if it builds, it does so now
+        second_built.wait(2)
+        return "value"
+
+    def second_build() -> str:
+        builds.append("second")
+        second_built.set()
+        return "value"
+
+    found = {}
+    first = threading.Thread(target=lambda: found.setdefault("first", cached(cache_file, first_build)))
+    first.start()
+
+    def second() -> None:
+        second_entered.set()
+        found["second"] = cached(cache_file, second_build)
+
+    while not builds:  # the first call is building (its lock held) before the second starts
+        first.join(0.01)
+    other = threading.Thread(target=second)
+    other.start()
+    first.join(30)
+    other.join(30)
+    assert builds == ["first"] and found == {"first": "value", "second": "value"}

@@ -7,6 +7,7 @@ the evaluator's graph is the graph the crawler walks.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import pickle
@@ -14,7 +15,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
@@ -103,23 +104,39 @@ def _read_corpus(warc: Path, labels: Path) -> Corpus:
 
 def cached(cache_file: Path | None, build: Callable[[], T]) -> T:
     """What *cache_file* holds, or *build*'s result, written there atomically
-    (a cache of our own making: these pickles are never downloaded)."""
-    if cache_file is not None and cache_file.exists():
-        try:
-            with cache_file.open("rb") as f:
-                value: T = pickle.load(f)  # noqa: S301
-            return value
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as exc:
-            # a torn file, or one written by code that has moved since: made anew
-            logger.warning("Cache %s is unusable (%s); building it again", cache_file, exc)
-    value = build()
-    if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
+    (a cache of our own making: these pickles are never downloaded). Processes
+    that want the same missing file take turns (a lock file beside it): one
+    builds it, the others read what it wrote rather than build it again."""
+    if cache_file is None:
+        return build()
+    found = _load_cache(cache_file)
+    if found is not None:
+        return cast("T", found[0])
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    with cache_file.with_suffix(".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        found = _load_cache(cache_file)  # built while this process waited
+        if found is not None:
+            return cast("T", found[0])
+        value = build()
         tmp = cache_file.with_suffix(".tmp")
         with tmp.open("wb") as f:
             pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(cache_file)
     return value
+
+
+def _load_cache(cache_file: Path) -> tuple[Any] | None:
+    """``(value,)`` from *cache_file*, or None when it is missing or unusable."""
+    if not cache_file.exists():
+        return None
+    try:
+        with cache_file.open("rb") as f:
+            return (pickle.load(f),)  # noqa: S301
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as exc:
+        # a torn file, or one written by code that has moved since: made anew
+        logger.warning("Cache %s is unusable (%s); building it again", cache_file, exc)
+        return None
 
 
 def archived_pages(warc: str | Path) -> Iterator[tuple[str, Page | None]]:
