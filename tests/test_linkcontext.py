@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml.html import fromstring
 
-from crawlproject.web.linkcontext import link_contexts
+from crawlproject.web.linkcontext import LinkContext, link_contexts
 
 
 def test_unclosed_tags_and_relative_links() -> None:
@@ -36,3 +36,11 @@ def test_first_occurrence_wins_and_window_zero_means_no_context() -> None:
     contexts = link_contexts(fromstring(html), "http://h/", window=0)
     assert contexts["http://h/x"].anchor == "one"
     assert contexts["http://h/x"].context == ""
+
+
+def test_words_after_a_comment_are_part_of_the_context() -> None:
+    """The text after a comment (or a processing instruction) is the page's
+    text: it was dropped, and with it a link's context on many hand-written
+    pages of the 1990s."""
+    tree = fromstring("<p>one <!-- a note --> two <a href='/x'>the anchor</a> three<?php echo 1 ?> four</p>")
+    assert link_contexts(tree, "http://h/", 5)["http://h/x"] == LinkContext("the anchor", "one two three four")

@@ -26,7 +26,7 @@ from crawlproject.policy.scope import site_of
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-_CACHE_VERSION = 2  # 2: revisit records read (corpus.archived_pages)
+_CACHE_VERSION = 3  # 2: revisit records read (corpus.archived_pages); 3: link contexts keep the words after a comment
 
 
 @dataclass(frozen=True)

@@ -54,31 +54,38 @@ def _link_spans(root: HtmlElement, base_url: str, encoding: str) -> tuple[list[s
     words: list[str] = []
     spans: list[tuple[str, int, int, str]] = []  # url, start, end, stand-in anchor
     open_links: dict[int, tuple[str, int, str]] = {}
-    for event, element in etree.iterwalk(root, events=("start", "end")):
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.rsplit("}", 1)[-1].lower()
-        if event == "start":
-            attribute = _LINK_ATTRIBUTE.get(tag)
-            if attribute and open_links:
+    resolved_hrefs: dict[str, str | None] = {}  # a page repeats its navigation links
+    for event, element in etree.iterwalk(root, events=("start", "end", "comment", "pi")):
+        if event != "start":  # a link's end, and the text after an element, comment or instruction
+            if open_links and event == "end":
+                opened = open_links.pop(id(element), None)
+                if opened is not None:
+                    url, start, stand_in = opened
+                    spans.append((url, start, len(words), stand_in))
+            if element.tail:
+                words += element.tail.split()
+            continue
+        tag = element.tag
+        if "}" in tag or not tag.islower():
+            tag = tag.rsplit("}", 1)[-1].lower()
+        attribute = _LINK_ATTRIBUTE.get(tag)
+        if attribute is not None:
+            if open_links:
                 # A link inside an unclosed link: as an HTML5 browser does,
                 # the open one ends where the new one starts.
                 for outer_url, start, stand_in in open_links.values():
                     spans.append((outer_url, start, len(words), stand_in))
                 open_links.clear()
-            if attribute and element.get(attribute):
+            href = element.get(attribute)
+            if href:
                 stand_in = next((element.get(a) for a in _STAND_IN_ATTRIBUTES if element.get(a)), "")
-                resolved = _resolve(base_url, element.get(attribute), encoding)
+                resolved = resolved_hrefs.get(href, "")
+                if resolved == "":
+                    resolved = resolved_hrefs[href] = _resolve(base_url, href, encoding)
                 if resolved:
                     open_links[id(element)] = (resolved, len(words), stand_in or "")
-            if tag not in _SKIPPED and element.text:
-                words += element.text.split()
-        else:
-            opened = open_links.pop(id(element), None)
-            if opened is not None:
-                url, start, stand_in = opened
-                spans.append((url, start, len(words), stand_in))
-            if element.tail:
-                words += element.tail.split()
+        if tag not in _SKIPPED and element.text:
+            words += element.text.split()
     return words, spans
 
 
