@@ -299,3 +299,43 @@ def test_an_unexplored_directory_sends_one_probe_and_holds_the_rest_until_its_ve
             assert rock[0] > 1.5 * rock[1]  # still held, all but its probe
     assert all("/jazz/" in key for key in orders[1.0])  # no hold: the best directory's links, one after another
     assert {key.split("/")[3] for key in orders[0.5]} == {"jazz", "rock"}  # one probe of each directory first
+
+
+def test_links_in_flight_hold_their_directory_back_until_their_verdicts() -> None:
+    """FOCUS_LEARNER_IN_FLIGHT: while a directory's links are being fetched
+    its queued siblings count what is expected of them as not shown yet, so
+    the next requests go elsewhere; each verdict takes its hold back, and
+    what is learnt is the verdicts alone."""
+    body = " ".join([*(f"<a href='/jazz/{i}.html'>jazz concerts {i}</a>" for i in range(6)),
+                     *(f"<a href='/rock/{i}.html'>jazz rock {i}</a>" for i in range(6))])
+    estimates = {}
+    for in_flight in (0.0, 1.0):
+        frontier = DetachedFrontier()
+        strategy = learner_strategy(in_flight=in_flight, rescore_every=0, frontier=frontier)
+        elsewhere = make_page("<a href='/a.html'>jazz</a>", url="http://other.test/")
+        strategy.score_links(elsewhere, 0.3)
+        strategy._learn(elsewhere.links[0].key, 0.5)  # a first verdict: the crawl's scale
+        page = make_page(body, url="http://club.test/")
+        for link, score in zip(page.links, strategy.score_links(page, 0.3), strict=True):
+            frontier.queued[link.key] = (score, {})
+        before = dict(frontier.queued)
+        jazz = sorted((key for key in frontier.queued if "/jazz/" in key), key=lambda key: -before[key][0])
+        for key in jazz[:3]:  # three of the best directory's links leave for the downloader
+            strategy.fetching(key)
+            strategy.fetching(key)  # (a redirect reaches the downloader again: one hold)
+            del frontier.queued[key]
+        for _ in range(4):
+            strategy._outcome()  # the next sibling re-score
+        queued_jazz = jazz[3:]
+        if in_flight:
+            assert all(frontier.queued[key][0] < before[key][0] for key in queued_jazz)
+            rock_best = max(score for key, (score, _) in frontier.queued.items() if "/rock/" in key)
+            assert rock_best > max(frontier.queued[key][0] for key in queued_jazz)  # rock is next now
+        else:
+            assert all(frontier.queued[key][0] == before[key][0] for key in queued_jazz)
+        for key in jazz[:3]:
+            strategy._learn(key, 0.6)
+        features = strategy.pending[queued_jazz[0]][0]
+        estimates[in_flight] = strategy.learner.history.estimate(features.prior, features.cells)
+        assert not strategy._held
+    assert estimates[1.0] == pytest.approx(estimates[0.0])  # the holds are gone: the verdicts alone remain

@@ -193,6 +193,7 @@ class PathHistory:
         self.relevance = 0.0
         self.dead = 0.0
         self.priors = 0.0  # summed priors of the links that led to pages
+        self.held: dict[int, float] = {}  # cell → what links in flight hold (hold)
         self._memo: dict[int, tuple[float, float, float] | None] = {}
 
     @property
@@ -213,33 +214,36 @@ class PathHistory:
         tries = self.pages + self.dead
         return (self.pages + 1) / (tries + 1) if self.dead else 1.0
 
-    def _factors(self, cell: int) -> tuple[float, float, float] | None:
+    def _factors(self, cell: int, holds: bool = True) -> tuple[float, float, float] | None:
         """What a sibling group does to an estimate: relevance × *ratio*,
         Pr(alive) → *stay* + *keep* · Pr(alive) (remembered until the next
-        verdict changes the counts); None for a group with no evidence."""
+        verdict changes the counts); None for a group with no evidence.
+        *holds*: with what links in flight hold (:meth:`hold`)."""
         if not cell:
             return None
-        found = self._memo.get(cell, _UNKNOWN)
+        found = self._memo.get(cell, _UNKNOWN) if holds else _UNKNOWN
         if found is _UNKNOWN:
             counts = self.cells.get(cell)
-            if counts is None:
+            held = self.held.get(cell, 0.0) if holds else 0.0
+            if counts is None and not held:
                 found = None
             else:
-                pages, shown, expected, dead = counts
+                pages, shown, expected, dead = counts or (0.0, 0.0, 0.0, 0.0)
                 k, mean = self.strength, self.mean
-                ratio = (shown + k * mean) / (expected + k * mean) if mean > 0 else 1.0
+                ratio = (shown + k * mean) / (expected + held + k * mean) if mean > 0 else 1.0
                 found = (ratio, pages / (pages + dead + k), k / (pages + dead + k))
-            self._memo[cell] = found
+            if holds:
+                self._memo[cell] = found
         return found  # type: ignore[return-value]
 
-    def _chain(self, prior: float, cells: Sequence[int]) -> Iterator[tuple[int, float, float]]:
+    def _chain(self, prior: float, cells: Sequence[int], holds: bool = True) -> Iterator[tuple[int, float, float]]:
         """Down the sibling groups, coarsest first: each group, and the
         relevance and Pr(alive) expected of the link before that group."""
         relevance = prior * self.scale
         alive = self.alive_rate
         for cell in cells:
             yield cell, relevance, alive
-            factors = self._factors(cell)
+            factors = self._factors(cell, holds)
             if factors is not None:
                 ratio, stay, keep = factors
                 relevance *= ratio
@@ -263,7 +267,8 @@ class PathHistory:
         """A link (of *prior*) under *cells* led to a page of *relevance*,
         or (None) to a dead end."""
         dead = relevance is None
-        expectations = [(cell, expected) for cell, expected, _ in self._chain(prior, cells) if cell]
+        # what was expected of it by the verdicts alone: links still in flight hold nothing of it
+        expectations = [(cell, expected) for cell, expected, _ in self._chain(prior, cells, holds=False) if cell]
         self._memo.clear()  # the counts change: every group's factors may
         self.dead += dead
         if not dead:
@@ -282,6 +287,31 @@ class PathHistory:
                 counts[0] += 1
                 counts[1] += float(relevance)  # type: ignore[arg-type]
                 counts[2] += expected
+
+    def hold(self, prior: float, cells: Sequence[int], weight: float) -> list[tuple[int, float]]:
+        """A link (of *prior*) under *cells* is being fetched: until its
+        verdict, each group counts *weight* of what the verdicts so far
+        expect of it as expected and not yet shown — a "virtual loss", as
+        parallel tree searches count a move being explored — so the links
+        that many requests in flight take at once spread over groups instead
+        of piling into the one that looked best before any of them answered.
+        What the verdicts teach is unchanged. Returns what was held, for
+        :meth:`release`."""
+        held = [(cell, weight * expected) for cell, expected, _ in self._chain(prior, cells, holds=False) if cell]
+        self._memo.clear()
+        for cell, amount in held:
+            self.held[cell] = self.held.get(cell, 0.0) + amount
+        return held
+
+    def release(self, held: Sequence[tuple[int, float]]) -> None:
+        """The verdict of a held link arrived: what :meth:`hold` held is let go."""
+        self._memo.clear()
+        for cell, amount in held:
+            left = self.held.get(cell, 0.0) - amount
+            if left > 1e-12:
+                self.held[cell] = left
+            else:
+                self.held.pop(cell, None)
 
     def revise(self, cells: Sequence[int], old: float, new: float) -> None:
         """A page counted with relevance *old* is now known to have *new*

@@ -194,6 +194,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                 "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
             )
         spider.strategy = build_strategy(crawler, spider._topic(), cls.strategy_class, spider._strategy_argument)
+        crawler.signals.connect(spider._fetching, signals.request_reached_downloader)
         spider._batch_classifications(crawler)
         spider._check_seeds_reachable(crawler)
         # The output folder is settled now, before anything starts: a folder
@@ -203,6 +204,13 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         spider.max_links_per_page = config.get_int(settings, "FOCUS_MAX_LINKS_PER_PAGE")
         spider.near_duplicates = NearDuplicates.from_settings(settings)
         return spider
+
+    def _fetching(self, request: Request, spider: Spider) -> None:
+        """A request from the frontier reached the downloader: the strategy
+        learns its link is in flight."""
+        found = request.meta.get(keys.KEY)
+        if found is not None and request.meta.get(keys.LEASE) is not None:
+            self.strategy.fetching(found[1])
 
     def _topic(self) -> Topic:
         return Topic(query=self.query, model=self.model_path, good=self.good_categories)

@@ -146,6 +146,13 @@ class CrawlStrategy(ABC):
         strategy that learns where links lead counts it."""
         return None
 
+    def fetching(self, key: str) -> None:
+        """The link queued under *key* is being fetched now (its request
+        reached the downloader); its verdict comes with :meth:`score_links`'
+        page or :meth:`dead_end`. A strategy that learns from verdicts may
+        count it as in flight."""
+        return None
+
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
         """The user says the fetched page *key* is (not) relevant (the
         dashboard's labels): the judge takes it in (and counts it for its

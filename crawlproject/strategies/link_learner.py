@@ -107,6 +107,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         rescore_links: int = DEFAULTS["FOCUS_LEARNER_RESCORE_LINKS"],
         siblings_moved: float = DEFAULTS["FOCUS_LEARNER_SIBLINGS_MOVED"],
         probe_hold: float = DEFAULTS["FOCUS_LEARNER_PROBE_HOLD"],
+        in_flight: float = DEFAULTS["FOCUS_LEARNER_IN_FLIGHT"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
         prior: LinkPrior | None = None,
@@ -130,6 +131,11 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.siblings_moved = siblings_moved
         #: the factor on an unexplored directory's queued links but its probe, until the probe's verdict (1: none)
         self.probe_hold = probe_hold
+        #: how much of what is expected of a link in flight its sibling groups count as not
+        #: shown until its verdict (PathHistory.hold; 0: none)
+        self.in_flight = in_flight
+        #: links in flight → what their hold added to the history
+        self._held: RecentMemory[str, list[tuple[int, float]]] = RecentMemory(memory)
         #: unexplored directories (own-directory sibling groups with no verdict yet) → their probe's key
         self._probes: RecentMemory[int, str] = RecentMemory(memory)
         #: the features (and score) of each queued link, until its page arrives
@@ -174,6 +180,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             rescore_links=config.get_int(settings, "FOCUS_LEARNER_RESCORE_LINKS"),
             siblings_moved=config.get_float(settings, "FOCUS_LEARNER_SIBLINGS_MOVED"),
             probe_hold=config.get_float(settings, "FOCUS_LEARNER_PROBE_HOLD"),
+            in_flight=config.get_float(settings, "FOCUS_LEARNER_IN_FLIGHT"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
             prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
@@ -229,8 +236,24 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         self.frontier.inc("focus/learner/dead_ends")
         self._outcome()
 
+    def fetching(self, key: str) -> None:
+        """A queued link is being fetched: with FOCUS_LEARNER_IN_FLIGHT its
+        sibling groups hold a share of what is expected of it until its
+        verdict (PathHistory.hold), and their queued links are re-scored
+        with the next sibling re-score."""
+        if self.in_flight <= 0 or key in self._held:
+            return
+        remembered = self.pending.get(key)
+        if remembered is not None:
+            features = remembered[0]
+            self._held.keep(key, self.learner.history.hold(features.prior, features.cells, self.in_flight))
+            self._sibling_cells.update(features.cells[-2:])
+
     def _learn(self, key: str, relevance: float | None) -> None:
         self.done.keep(key, None)
+        held = self._held.pop(key, None)
+        if held is not None:
+            self.learner.history.release(held)
         remembered = self.pending.pop(key, None)
         if remembered is not None:
             experience = Experience(remembered[0], relevance)
