@@ -149,7 +149,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_LEARNER_RESCORE_LINKS": _int(25, 1),
     "FOCUS_LEARNER_SIBLINGS_MOVED": _float(0.02, 0, 1),
     "FOCUS_LEARNER_PROBE_HOLD": _float(1.0, 0, 1),
-    "FOCUS_LEARNER_IN_FLIGHT": _float(0.0, 0, 10),
+    "FOCUS_LEARNER_IN_FLIGHT": _float(0.0, -1, 10),
     "FOCUS_LEARNER_STRENGTH": _float(3.0, 0.01),
     "FOCUS_LEARNER_SHARED": _bool(False),
     # The link learner's prior: SharkSearch's score, the shipped link model learnt across topics, or a file

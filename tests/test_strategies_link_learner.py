@@ -339,3 +339,17 @@ def test_links_in_flight_hold_their_directory_back_until_their_verdicts() -> Non
         estimates[in_flight] = strategy.learner.history.estimate(features.prior, features.cells)
         assert not strategy._held
     assert estimates[1.0] == pytest.approx(estimates[0.0])  # the holds are gone: the verdicts alone remain
+
+
+def test_a_hold_lowers_or_raises_its_groups_and_its_release_restores_them() -> None:
+    history = PathHistory(strength=1.0)
+    history.observe(0.2, [7, 70], 0.3)
+    history.observe(0.2, [8, 80], 0.1)
+    before = history.estimate(0.2, [7, 71])
+    for weight, moved in ((1.0, "down"), (-0.5, "up")):
+        held = history.hold(0.2, [7, 70], weight)  # a sibling in flight
+        during = history.estimate(0.2, [7, 71])[0]
+        assert during < before[0] if moved == "down" else during > before[0]
+        history.release(held)
+        assert history.estimate(0.2, [7, 71]) == pytest.approx(before)
+        assert not history.held

@@ -230,7 +230,9 @@ class PathHistory:
             else:
                 pages, shown, expected, dead = counts or (0.0, 0.0, 0.0, 0.0)
                 k, mean = self.strength, self.mean
-                ratio = (shown + k * mean) / (expected + held + k * mean) if mean > 0 else 1.0
+                # a hold counts as expected, not shown; a negative one (optimism) as shown
+                ratio = ((shown + max(-held, 0.0) + k * mean) / (expected + max(held, 0.0) + k * mean)
+                         if mean > 0 else 1.0)
                 found = (ratio, pages / (pages + dead + k), k / (pages + dead + k))
             if holds:
                 self._memo[cell] = found
@@ -308,7 +310,7 @@ class PathHistory:
         self._memo.clear()
         for cell, amount in held:
             left = self.held.get(cell, 0.0) - amount
-            if left > 1e-12:
+            if abs(left) > 1e-12:
                 self.held[cell] = left
             else:
                 self.held.pop(cell, None)

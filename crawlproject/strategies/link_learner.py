@@ -241,7 +241,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         sibling groups hold a share of what is expected of it until its
         verdict (PathHistory.hold), and their queued links are re-scored
         with the next sibling re-score."""
-        if self.in_flight <= 0 or key in self._held:
+        if not self.in_flight or key in self._held:
             return
         remembered = self.pending.get(key)
         if remembered is not None:
