@@ -217,3 +217,27 @@ def test_a_cache_two_processes_want_at_once_is_built_once(tmp_path: Path) -> Non
     first.join(30)
     other.join(30)
     assert builds == ["first"] and found == {"first": "value", "second": "value"}
+
+
+def test_a_corpus_read_once_is_not_read_again_for_other_labels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages and labels are cached apart: `scrapy train` with a user's
+    edited labels does not parse the whole WARC again."""
+    from crawlproject.corpus import reader
+    from tests.conftest import html, write_warc
+
+    warc = write_warc(tmp_path / "c.warc.gz", [
+        (f"http://s.test/{i}", 200, [("Content-Type", "text/html")], html(f"page {i} <a href='http://s.test/{i + 1}'>next</a>"))
+        for i in range(3)
+    ])
+    reads = []
+    real = reader.archived_pages
+    monkeypatch.setattr(reader, "archived_pages", lambda path: reads.append(path) or real(path))
+    first, second = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    first.write_text("http://s.test/0\tcourse\n", encoding="utf-8")
+    second.write_text("http://s.test/0\tstudent\nhttp://s.test/1\tcourse\n", encoding="utf-8")
+    one = reader.load_corpus(warc, first, tmp_path / "cache")
+    other = reader.load_corpus(warc, second, tmp_path / "cache")
+    assert len(reads) == 1
+    assert one.labels == {"http://s.test/0": "course"}
+    assert other.labels == {"http://s.test/0": "student", "http://s.test/1": "course"}
+    assert one.text == other.text and other.outlinks["http://s.test/0"] == ["http://s.test/1"]

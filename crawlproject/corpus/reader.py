@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-_CACHE_VERSION = 4  # 2: outlinks without fragments, deduplicated; 3: revisit records read; 4: crawlproject.corpus
+_CACHE_VERSION = 5  # 2: outlinks without fragments, deduplicated; 3: revisit records read; 4: crawlproject.corpus; 5: pages and labels apart
 DEFAULT_MAX_BYTES = 102400  # the crawler's default page cut (SPEC §1)
 
 
@@ -85,16 +85,22 @@ class Corpus:
 def load_corpus(
     warc: str | Path, labels: str | Path, cache_dir: str | Path | None = ".cache"
 ) -> Corpus:
-    """Read (or load from cache) the corpus of *warc* labelled by *labels*."""
+    """Read (or load from cache) the corpus of *warc* labelled by *labels*.
+    The pages and the labels are cached apart, each under its own file's
+    key: a corpus read once is not read again for other labels of it (a
+    user's edited labels, a topic's own)."""
     warc, labels = Path(warc), Path(labels)
-    cache_file = None
+    pages_file = labels_file = None
     if cache_dir is not None:
-        cache_file = Path(cache_dir) / f"corpus-{_fingerprint(warc, labels)}.pickle"
-    return cached(cache_file, lambda: _read_corpus(warc, labels))
+        pages_file = Path(cache_dir) / f"pages-{_fingerprint(warc)}.pickle"
+        labels_file = Path(cache_dir) / f"labels-{_fingerprint(labels)}.pickle"
+    pages = cached(pages_file, lambda: _read_pages(warc))
+    return Corpus(labels=cached(labels_file, lambda: load_labels(labels)), text=pages.text, outlinks=pages.outlinks)
 
 
-def _read_corpus(warc: Path, labels: Path) -> Corpus:
-    corpus = Corpus(labels=load_labels(labels))
+def _read_pages(warc: Path) -> Corpus:
+    """Text and outlinks of every page of *warc* (no labels)."""
+    corpus = Corpus(labels={})
     for url, page in archived_pages(warc):
         corpus.text[url] = page.text if page is not None else ""
         corpus.outlinks[url] = [link.key for link in page.links] if page is not None else []
