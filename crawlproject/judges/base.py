@@ -15,12 +15,11 @@ user's labels — without a strategy knowing (docs/architecture.md,
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from crawlproject.models.examples import wilson
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -166,3 +165,17 @@ class PageJudge(ABC):
         estimate = self.precision()
         return {"judge": self.name, "threshold": self.threshold, "called_relevant": self.tally.calls,
                 "precision": estimate.as_dict() if estimate is not None else None}
+
+
+def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95 % interval of a proportion (sound for small counts).
+
+    >>> [round(x, 3) for x in wilson(8, 10)]
+    [0.49, 0.943]
+    """
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from crawlproject.judges.base import PageJudge, PrecisionEstimate
-from crawlproject.models.examples import wilson
+from crawlproject.judges.base import PageJudge, PrecisionEstimate, wilson
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from scipy.sparse import csr_matrix, hstack, vstack
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from crawlproject.judges.base import PageJudge
 
 if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import HashingVectorizer
+    from sklearn.linear_model import LogisticRegression
+
     from crawlproject.web.page import Page
     from crawlproject.web.text import TermAnalyzer
 
@@ -47,9 +48,8 @@ class LabelTaughtJudge(PageJudge):
         self.base = base
         self.name = f"{base.name}+labels"  # type: ignore[misc]
         self.threshold = base.threshold
-        self.vectorizer = HashingVectorizer(
-            analyzer=analyzer.terms, n_features=2**18, alternate_sign=False, norm="l2", dtype=np.float32,
-        )
+        self.analyzer = analyzer
+        self._vectorizer: HashingVectorizer | None = None
         #: recent fetched pages: key → (text, the wrapped judge's relevance); vectorised only when asked
         self.pages: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self.remembered = remembered
@@ -57,6 +57,18 @@ class LabelTaughtJudge(PageJudge):
         self.model: LogisticRegression | None = None
 
     # -- the port -----------------------------------------------------------------------
+
+    @property
+    def vectorizer(self) -> HashingVectorizer:
+        """Made at the first label: scikit-learn takes a second to import,
+        and most crawls are never labelled."""
+        if self._vectorizer is None:
+            from sklearn.feature_extraction.text import HashingVectorizer
+
+            self._vectorizer = HashingVectorizer(
+                analyzer=self.analyzer.terms, n_features=2**18, alternate_sign=False, norm="l2", dtype=np.float32,
+            )
+        return self._vectorizer
 
     def _features(self, pages: list[tuple[str, float]]) -> csr_matrix:
         text = self.vectorizer.transform([text for text, _ in pages])
@@ -87,6 +99,8 @@ class LabelTaughtJudge(PageJudge):
             return {**said, "learnt": False, "why": "the judge learns once both kinds of page are labelled"}
         rows = vstack([row for row, _ in self.labels.values()])
         answers = np.array([relevant for _, relevant in self.labels.values()])
+        from sklearn.linear_model import LogisticRegression
+
         model = LogisticRegression(C=1.0, max_iter=1000, class_weight="balanced")
         model.fit(rows, answers)
         self.model = model

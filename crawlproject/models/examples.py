@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,17 +233,3 @@ def least_like(examples: Sequence[str], candidates: dict[str, str], count: int, 
     similarity = matrix[len(examples):] @ centroid
     order = np.argsort(similarity, kind="stable")
     return [urls[i] for i in order[:count]]
-
-
-def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson's 95 % interval of a proportion (sound for small counts).
-
-    >>> [round(x, 3) for x in wilson(8, 10)]
-    [0.49, 0.943]
-    """
-    if trials == 0:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.naive_bayes import MultinomialNB
+
+if TYPE_CHECKING:
+    from sklearn.naive_bayes import MultinomialNB
 
 
 class ModelError(ValueError):
@@ -60,6 +62,9 @@ def nb_arrays(prefix: str, classifier: MultinomialNB) -> dict[str, np.ndarray]:
 
 
 def nb_from_arrays(prefix: str, arrays: dict[str, np.ndarray], alpha: float, fit_prior: bool = True) -> MultinomialNB:
+    # imported here: scikit-learn takes a second to import, and most crawls need none of it
+    from sklearn.naive_bayes import MultinomialNB
+
     classifier = MultinomialNB(alpha=alpha, fit_prior=fit_prior)
     for name in (*NB_ARRAYS, "classes_"):
         setattr(classifier, name, arrays[f"{prefix}_{name}"])
