@@ -79,9 +79,9 @@ def _link_spans(root: HtmlElement, base_url: str, encoding: str) -> tuple[list[s
             href = element.get(attribute)
             if href:
                 stand_in = next((element.get(a) for a in _STAND_IN_ATTRIBUTES if element.get(a)), "")
-                resolved = resolved_hrefs.get(href, "")
-                if resolved == "":
-                    resolved = resolved_hrefs[href] = _resolve(base_url, href, encoding)
+                if href not in resolved_hrefs:
+                    resolved_hrefs[href] = _resolve(base_url, href, encoding)
+                resolved = resolved_hrefs[href]
                 if resolved:
                     open_links[id(element)] = (resolved, len(words), stand_in or "")
         if tag not in _SKIPPED and element.text:
