@@ -221,7 +221,9 @@ class PathHistory:
         *holds*: with what links in flight hold (:meth:`hold`)."""
         if not cell:
             return None
-        found = self._memo.get(cell, _UNKNOWN) if holds else _UNKNOWN
+        # the memo keeps the reading with holds; without them it is the same while nothing is held
+        memo = holds or not self.held
+        found = self._memo.get(cell, _UNKNOWN) if memo else _UNKNOWN
         if found is _UNKNOWN:
             counts = self.cells.get(cell)
             held = self.held.get(cell, 0.0) if holds else 0.0
@@ -234,7 +236,7 @@ class PathHistory:
                 ratio = ((shown + max(-held, 0.0) + k * mean) / (expected + max(held, 0.0) + k * mean)
                          if mean > 0 else 1.0)
                 found = (ratio, pages / (pages + dead + k), k / (pages + dead + k))
-            if holds:
+            if memo:
                 self._memo[cell] = found
         return found  # type: ignore[return-value]
 
