@@ -50,3 +50,56 @@ class ReactorTicks:
             self.loop.stop()
         assert self.crawler.stats is not None
         self.crawler.stats.set_value("test/reactor_longest_gap_ms", round(self.longest * 1000))
+
+
+class RedisCallsOnReactor:
+    """Counts the Redis commands sent while the spider is open (stat
+    ``test/redis_calls``, blocking and asyncio clients alike) and those a
+    blocking client sent from the reactor's thread
+    (``test/redis_calls_on_reactor``): each of those held the reactor for a
+    round trip, whatever the machine's load — the direct sign that the
+    reactor-gap probe can only infer from timing. (The asyncio client's
+    commands run on the reactor's thread without holding it.)"""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.open = False
+        self.on_reactor = self.total = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        import redis.asyncio.connection
+        import redis.connection
+        from twisted.python import threadable
+
+        probe = cls(crawler)
+        blocking = redis.connection.AbstractConnection
+        send = blocking.send_packed_command
+
+        def counted(connection: Any, *args: Any, **kwargs: Any) -> Any:
+            if probe.open:
+                probe.total += 1
+                probe.on_reactor += threadable.isInIOThread()
+            return send(connection, *args, **kwargs)
+
+        awaited = redis.asyncio.connection.AbstractConnection
+        send_async = awaited.send_packed_command
+
+        async def counted_async(connection: Any, *args: Any, **kwargs: Any) -> Any:
+            probe.total += probe.open
+            return await send_async(connection, *args, **kwargs)
+
+        blocking.send_packed_command = counted  # type: ignore[method-assign]
+        awaited.send_packed_command = counted_async  # type: ignore[method-assign]
+        crawler.signals.connect(probe.opened, signals.spider_opened)
+        crawler.signals.connect(probe.closed, signals.spider_closed)
+        return probe
+
+    def opened(self, spider: Any) -> None:
+        self.open = True
+
+    def closed(self, spider: Any) -> None:
+        self.open = False
+        assert self.crawler.stats is not None
+        self.crawler.stats.set_value("test/redis_calls", self.total)
+        self.crawler.stats.set_value("test/redis_calls_on_reactor", self.on_reactor)
