@@ -30,6 +30,13 @@ def test_url_length_is_scrapys_setting() -> None:
     assert applied(_project()).getint("URLLENGTH_LIMIT") == 256
 
 
+def test_concurrent_items_is_the_add_ons_unless_the_project_sets_it() -> None:
+    assert applied(_project()).getint("CONCURRENT_ITEMS") == 16
+    project = _project()
+    project.set("CONCURRENT_ITEMS", 50, priority="project")
+    assert applied(project).getint("CONCURRENT_ITEMS") == 50
+
+
 def test_progress_follows_logstats_interval(webkb_replay: object, tmp_path: Path) -> None:
     result = run_crawl(
         "breadthfirst", tmp_path, UNIVERSITY_HOMES, webkb_replay.proxy_url,  # type: ignore[attr-defined]
