@@ -122,9 +122,12 @@ class RemainingEstimator:
 
         probabilities = fitted(np.ones(len(outcomes)))
         expected = float(probabilities.sum() * scale)
+        n = len(outcomes)
+        # a bootstrap resample's counts (uniform multinomial) and Bernoulli
+        # draws, each as the cheaper equivalent numpy call (this runs 100× per estimate)
         totals = [
-            rng.binomial(1, fitted(rng.multinomial(len(outcomes), np.full(len(outcomes), 1 / len(outcomes))), True))
-            .sum() * scale
+            int((rng.random(sample.size) < fitted(np.bincount(rng.integers(n, size=n), minlength=n), True)).sum())
+            * scale
             for _ in range(self.resamples)
         ]
         tail = (1 - self.level) / 2
