@@ -6,7 +6,9 @@ the key) and a *payload*:
 
 * a plain GET whose callbacks are methods of the spider (or ``None`` /
   ``NO_CALLBACK``): ``("get", callback name, errback name, meta, score is
-  priority)``, where meta has the keys the scheduler recomputes removed. The
+  priority, headers)``, where meta has the keys the scheduler recomputes
+  removed and headers are the request's (Scrapy's RefererMiddleware gives
+  every link its page's URL as Referer: the same for all links of a page). The
   score is kept beside the payload; a request scored by its ``priority``
   (no ``focus_score``) gets it back as its priority, one scored by
   ``focus_score`` has no use for a priority, and it is not kept. The links of one page
@@ -94,7 +96,7 @@ class RequestCodec:
             del fields["url"]
             fields.update(callback=callback, errback=errback)
             return (DICT, fields)
-        return self._share((GET, callback, errback, stored, keys.SCORE not in meta))
+        return self._share((GET, callback, errback, stored, keys.SCORE not in meta, _stored_headers(request)))
 
     def _name(self, method: Any) -> str | None:
         if method is None:
@@ -113,7 +115,7 @@ class RequestCodec:
     def _share(self, payload: tuple[Any, ...]) -> tuple[Any, ...]:
         meta = payload[3]
         try:
-            signature = (payload[1], payload[2], tuple(meta.items()) if meta else None, payload[4])
+            signature = (payload[1], payload[2], tuple(meta.items()) if meta else None, payload[4], payload[5])
             hash(signature)
         except TypeError:
             return payload  # unhashable meta values: not shared
@@ -153,7 +155,8 @@ class RequestCodec:
         if payload is None:  # pushed by a caller that stores no payload
             request = Request(url)
         elif payload[0] == GET:
-            _, callback, errback, stored, score_is_priority = payload
+            _, callback, errback, stored, score_is_priority, *rest = payload  # no headers: saved by an older release
+            headers = rest[0] if rest else None
             meta = dict(stored) if stored else {}
             # The URL went through a Request before: escaping it again is most
             # of what building a Request costs (Scrapy's verbatim_url says so).
@@ -165,6 +168,7 @@ class RequestCodec:
                 errback=self._method(errback),
                 meta=meta,
                 priority=int(score) if score_is_priority else 0,
+                headers={name: list(values) for name, values in headers} if headers else None,
             )
             if not verbatim:
                 del request.meta[_VERBATIM]
@@ -217,13 +221,19 @@ def _stored_meta(meta: dict[str, Any]) -> dict[str, Any] | None:
     return kept or None
 
 
+def _stored_headers(request: Request) -> tuple[tuple[bytes, tuple[bytes, ...]], ...] | None:
+    """The request's headers, hashable (a page's links share them)."""
+    if not request.headers:
+        return None
+    return tuple((name, tuple(values)) for name, values in request.headers.items())
+
+
 def _is_plain_get(request: Request) -> bool:
-    """A GET with nothing but URL, callbacks and meta."""
+    """A GET with nothing but URL, callbacks, headers and meta."""
     return (
         type(request) is Request
         and request.method == "GET"
         and not request.body
-        and not request.headers
         and not request.cookies
         and not request.cb_kwargs
         and not request.flags
