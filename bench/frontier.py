@@ -8,7 +8,10 @@ with ScrapyPriorityQueue, and a bare heapq of Requests (the floor), at 10k,
 Every contender gets the same Requests, built as our spiders build them:
 ``Request(url, callback=spider.parse, errback=spider.on_error, meta=…)``
 with the score, the link's canonical key, the parent page (30 links per
-page) and the depth in meta, and ``priority = int(score × 10⁴)`` for the
+page) and the depth in meta, the parent page as Referer header (Scrapy's
+RefererMiddleware sets it on every link a spider yields; without it this
+bench missed that the header made each of our queued URLs a Request dict
+of its own), and ``priority = int(score × 10⁴)`` for the
 stock queues (Scrapy priorities are integers). Time: enqueue N, then dequeue
 N (ours also settles each lease, as a crawl does); median of --repeats;
 ops/s counts both. Memory: a fresh process per contender builds N Requests
@@ -62,6 +65,7 @@ def requests(n: int, spider: Any, seed: int = 1) -> Any:
         score = rng.random()
         yield Request(
             url, callback=spider.parse, errback=spider.on_error, priority=int(score * QUANTUM),
+            headers={"Referer": parent},
             meta={keys.SCORE: score, keys.KEY: (url, url), keys.PARENT: parent, "depth": 2},
         )
 
@@ -279,6 +283,7 @@ def main() -> int:
         f"--rss-size {args.rss_size}`"
         f" — every contender gets the same Requests, built as our spiders build them (callbacks "
         f"on the spider; score, key, parent page shared by {LINKS_PER_PAGE} links, depth in meta; "
+        "the parent page as Referer header, as Scrapy's RefererMiddleware sets it; "
         f"`priority = int(score × {QUANTUM})` for the stock queues). Time is the median of "
         f"{args.repeats} alternating runs of N enqueues then N dequeues (ours also settles each "
         "lease); ops/s counts both.\n\n"
