@@ -150,6 +150,13 @@ def run_crawl(
     return result
 
 
+def log_stat(log: str, name: str) -> int | None:
+    """An integer stat from a crawl's log (Scrapy dumps its stats at the
+    end), or None when the crawl never set it."""
+    found = re.search(rf"'{re.escape(name)}': (\d+)", log)
+    return int(found[1]) if found else None
+
+
 def gaps_as_sent(log: str, answered: list[tuple[float, str, str]], prefix: str = "") -> list[float]:
     """Seconds between the page requests (robots.txt left out) to URLs
     starting with *prefix*, as they left the crawl process (the download

@@ -27,7 +27,15 @@ from scipy.stats import mannwhitneyu
 from bench.servers import RedisServer
 from crawlproject.distributed.frontier import RedisFrontier
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_WARC, SlowTcpProxy, run_crawl, served
+from tests.conftest import (
+    ROOT,
+    UNIVERSITY_HOMES,
+    WEBKB_WARC,
+    SlowTcpProxy,
+    log_stat,
+    run_crawl,
+    served,
+)
 
 QUERY = "course syllabus lecture homework"
 DELAY = 0.15
@@ -143,12 +151,13 @@ PROBES = {"tests.probes.ReactorTicks": 0, "tests.probes.RedisCallsOnReactor": 0}
 
 def assert_reactor_never_waited_on_redis(log: str) -> None:
     """No Redis command left from the reactor's thread while the spider was
-    open, and its timers were never held for a round trip (≥ 400 ms through
-    the slow proxy): the count is the direct sign, the gap what it costs."""
-    stat = lambda name: int(re.search(rf"'test/{name}': (\d+)", log)[1])  # type: ignore[index]  # noqa: E731
-    assert stat("redis_calls") > 0  # the probe saw the crawl's commands
-    assert stat("redis_calls_on_reactor") == 0, (stat("redis_calls_on_reactor"), stat("redis_calls"))
-    assert stat("reactor_longest_gap_ms") < 400, stat("reactor_longest_gap_ms")
+    open (the direct sign), and its timers were never held long (a round
+    trip through the slow proxy would hold them ≥ 400 ms)."""
+    calls, on_reactor = log_stat(log, "test/redis_calls"), log_stat(log, "test/redis_calls_on_reactor")
+    longest = log_stat(log, "test/reactor_longest_gap_ms")
+    assert calls and calls > 0  # the probe saw the crawl's commands
+    assert on_reactor == 0, (on_reactor, calls)
+    assert longest is not None and longest < 300, longest
 
 
 def test_a_slow_redis_never_stops_the_reactor_in_a_shared_politeness_crawl(
@@ -243,10 +252,8 @@ def test_workers_learn_one_link_learner_through_redis(redis_server: RedisServer,
             assert process.wait(timeout=300) == 0
             log = (tmp_path / f"w{i}.log").read_text()
             # (a worker that learnt nothing of its own, or from others, has no such stat)
-            found = re.search(r"'focus/learner/examples': (\d+)", log)
-            own.append(int(found[1]) if found else 0)
-            found = re.search(r"'focus/learner/examples_from_workers': (\d+)", log)
-            others.append(int(found[1]) if found else 0)
+            own.append(log_stat(log, "focus/learner/examples") or 0)
+            others.append(log_stat(log, "focus/learner/examples_from_workers") or 0)
     RedisFrontier(redis.Redis.from_url(redis_server.url), key, 1).clear()
     redis.Redis.from_url(redis_server.url).delete(f"{key}:experience")
     assert own[0] > 0, own  # (a later worker may fetch only links an ended worker queued: see below)
