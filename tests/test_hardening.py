@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 import socket
 import threading
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import html, run_crawl, served, write_warc
+from tests.conftest import html, log_stat, run_crawl, served, write_warc
 
 HTML = [("Content-Type", "text/html")]
 
@@ -45,8 +44,7 @@ PRIVATE_SPELLINGS = {
 
 
 def stat(log: str, name: str) -> int:
-    found = re.search(rf"'{re.escape(name)}': (\d+)", log)
-    return int(found[1]) if found else 0
+    return log_stat(log, name) or 0
 
 
 def test_no_request_leaves_for_a_private_address_in_any_spelling(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ replay's access log. Scrapy's own scheduler tests run against it too
 from __future__ import annotations
 
 import itertools
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, html, write_warc
+from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, html, log_stat, write_warc
 from tests.spiders.contract import SITE, SLOT_HOSTS
 
 HTML = [("Content-Type", "text/html")]
@@ -51,11 +50,6 @@ def crawl(site: Path, tmp_path: Path, case: str, count: int = 3, latency_ms: flo
     return [row for row in fetched if not row[1].endswith("/robots.txt")], completed.stderr
 
 
-def stat(log: str, name: str) -> int | None:
-    found = re.search(rf"'{re.escape(name)}': (\d+)", log)
-    return int(found[1]) if found else None
-
-
 def test_dont_filter_requests_are_all_fetched(site: Path, tmp_path: Path) -> None:
     fetched, _ = crawl(site, tmp_path, "dont_filter")
     assert fetched == [("GET", f"{SITE}/x")] * 3
@@ -69,7 +63,7 @@ def test_posts_with_different_bodies_are_different_requests(site: Path, tmp_path
 def test_a_repeat_is_filtered_and_counted_by_default(site: Path, tmp_path: Path) -> None:
     fetched, log = crawl(site, tmp_path, "repeat")
     assert fetched == [("GET", f"{SITE}/x")]
-    assert stat(log, "dupefilter/filtered") == 2
+    assert log_stat(log, "dupefilter/filtered") == 2
 
 
 def test_the_project_s_dupefilter_decides(site: Path, tmp_path: Path) -> None:
@@ -84,7 +78,7 @@ def test_the_project_s_fingerprinter_decides(site: Path, tmp_path: Path) -> None
         site, tmp_path, "query", REQUEST_FINGERPRINTER_CLASS="tests.spiders.contract.QueryBlindFingerprinter"
     )
     assert fetched == [("GET", f"{SITE}/page?a=0")]
-    assert stat(log, "dupefilter/filtered") == 2
+    assert log_stat(log, "dupefilter/filtered") == 2
 
 
 def test_requests_of_equal_priority_interleave_over_download_slots(site: Path, tmp_path: Path) -> None:
@@ -105,15 +99,15 @@ def test_requests_of_equal_priority_interleave_over_download_slots(site: Path, t
 def test_requests_past_the_bound_spill_to_disk_and_all_come_out(site: Path, tmp_path: Path) -> None:
     fetched, log = crawl(site, tmp_path, "many", count=1500, FOCUS_FRONTIER_MAX=1000)
     assert sorted(url for _, url in fetched[1:]) == sorted(f"{SITE}/many/{i}" for i in range(1500))
-    assert (stat(log, "frontier/spilled") or 0) > 0  # the bound was passed: a page's 1,500 links at once
-    assert stat(log, "frontier/dropped") is None
+    assert (log_stat(log, "frontier/spilled") or 0) > 0  # the bound was passed: a page's 1,500 links at once
+    assert log_stat(log, "frontier/dropped") is None
 
 
 def test_dropping_past_the_bound_warns_once_and_counts_every_drop(site: Path, tmp_path: Path) -> None:
     """(Exactly 500 of 1,500 pushed at once: test_frontier_memory; here a few
     are fetched while the page's links are still being queued.)"""
     fetched, log = crawl(site, tmp_path, "many", count=1500, FOCUS_FRONTIER_MAX=1000, FOCUS_FRONTIER_OVERFLOW="drop")
-    dropped = stat(log, "frontier/dropped") or 0
+    dropped = log_stat(log, "frontier/dropped") or 0
     assert dropped > 0 and len(fetched[1:]) + dropped == 1500
     assert log.count("FOCUS_FRONTIER_OVERFLOW=drop") == 1
 
