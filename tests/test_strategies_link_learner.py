@@ -65,6 +65,51 @@ def test_a_links_features_say_what_it_says_of_its_target() -> None:
     assert path_cells("http://club.test/jazz/b.html")[:2] == features.cells[:2]
 
 
+def test_a_pages_links_featurized_together_are_featurized_as_each_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's links are featurized in one pass with a token cache: the
+    features (and the tokens' names) are those of each link featurized
+    alone by a featurizer that caches nothing, a cache that overflows
+    included; links without a token get an empty row."""
+    from crawlproject.models import link_learner as model
+
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    pages = [
+        [link_tokens(rng.choice(words, 3).tolist(), rng.choice(words, 8).tolist(), f"http://h{n % 7}.test/d{n % 5}/{n}.html",
+                     "http://h0.test/", float(rng.random())) if n % 9 else [] for n in range(size)]
+        for size in rng.integers(1, 30, 40)
+    ]
+    monkeypatch.setattr(model, "TOKENS_CACHED", 50)  # the cache is cleared many times over
+    monkeypatch.setattr(model, "NAMES_KEPT", 200)  # and names are forgotten and given again
+    together, alone = model.LinkFeaturizer(), model.LinkFeaturizer()
+    for page in pages:
+        cells = [path_cells(f"http://h.test/{n}.html") for n in range(len(page))]
+        batch = together.featurize_many(page, [0.1 * n for n in range(len(page))], 0.3, cells)
+        for n, tokens in enumerate(page):
+            one = alone.featurize(tokens, 0.1 * n, 0.3, cells[n])
+            alone._known.clear()  # noqa: SLF001 (a featurizer that caches nothing)
+            assert batch[n].indices.tolist() == one.indices.tolist() and batch[n].values.tolist() == one.values.tolist()
+            assert (batch[n].prior, batch[n].parent, batch[n].cells) == (one.prior, one.parent, one.cells)
+            assert batch[n].indices.dtype == np.int32 and batch[n].values.dtype == np.float32
+            assert len(one.indices) == 0 if not tokens else np.isclose(np.linalg.norm(one.values), 1.0)
+    assert list(together.names.items()) == list(alone.names.items())
+
+
+def test_predictions_take_the_same_product_as_the_learning_matrix() -> None:
+    """Predictions take rows @ weights from flat arrays (FlatRows), learning
+    from the sparse matrix: the two agree to the last bit."""
+    from crawlproject.models.link_learner import FlatRows
+
+    learner = LinkLearner()
+    rng = np.random.default_rng(2)
+    links = learner.featurizer.featurize_many(
+        [[f"a:t{n}", f"u:w{n % 7}", "h:x.test"][: n % 4] for n in range(60)], [0.2] * 60, 0.1, [(1, 2, 3, 4, 5)] * 60
+    )
+    weights = rng.normal(size=learner.relevance.weights.shape)
+    assert np.array_equal(FlatRows(links).dot(weights), learner.rows(links) @ weights)
+    assert FlatRows([]).dot(weights).shape == (0,)
+
+
 def test_before_any_update_the_order_is_sharksearchs() -> None:
     learner = learner_strategy()
     shark = SharkSearchStrategy(Topic(QUERY), ANALYZER, **SHARK)  # type: ignore[arg-type]

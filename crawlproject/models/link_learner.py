@@ -38,8 +38,9 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -68,6 +69,7 @@ EARNED = 0.01
 LOSS_MEMORY = 0.98
 _BIAS = N_HASHED
 NAMES_KEPT = 50_000  # tokens remembered by name (LinkFeaturizer.names)
+TOKENS_CACHED = 200_000  # tokens whose hashed index is remembered (LinkFeaturizer._known)
 LEVELS = ("host", "directory 1", "directories 1-2", "own directory", "page")
 _URL_WORD = re.compile(r"[a-z]+|\d+")
 _EXTENSION = re.compile(r"\.([a-z0-9]{1,5})$")
@@ -151,26 +153,58 @@ class LinkFeaturizer:
 
     def __init__(self) -> None:
         self.names: OrderedDict[int, str] = OrderedDict()
+        #: token → (hashed index, kind): a crawl meets the same tokens again and again (hosts,
+        #: URL words, the topic's terms), and hashing each every time was a third of a link's cost
+        self._known: dict[str, tuple[int, str]] = {}
 
     def featurize(self, tokens: Sequence[str], prior: float, parent: float, cells: tuple[int, ...]) -> LinkFeatures:
-        unique = list(dict.fromkeys(tokens))
-        kinds = [token.partition(":")[0] for token in unique]
-        weight_of = {kind: 1 / math.sqrt(count) for kind, count in Counter(kinds).items()}
-        weights: dict[int, float] = {}
-        names = self.names
-        for token, kind in zip(unique, kinds, strict=True):
-            index = _hash(token)
-            weights[index] = weights.get(index, 0.0) + weight_of[kind]
-            if index not in names:
-                names[index] = token
-                if len(names) > NAMES_KEPT:
-                    names.popitem(last=False)
-        ordered = sorted(weights)
-        norm = math.sqrt(sum(w * w for w in weights.values()))
-        scale = 1 / norm if norm > 0 else 1.0
-        indices = np.array(ordered, dtype=np.int32)
-        values = np.array([weights[i] * scale for i in ordered], dtype=np.float32)
-        return LinkFeatures(indices, values, float(prior), float(parent), cells)
+        """One link's features (:meth:`featurize_many` of one)."""
+        return self.featurize_many([tokens], [prior], parent, [cells])[0]
+
+    def featurize_many(self, token_lists: Sequence[Sequence[str]], priors: Sequence[float], parent: float,
+                       cells: Sequence[tuple[int, ...]]) -> list[LinkFeatures]:
+        """The features of a page's links (*parent*: the page's relevance):
+        each token a dictionary look-up, the page's arrays made at once."""
+        known, learn, names = self._known, self._learn, self.names
+        all_indices: list[int] = []
+        all_values: list[float] = []
+        ends = []
+        for tokens in token_lists:
+            entries = []
+            per_kind: dict[str, int] = {}
+            for token in dict.fromkeys(tokens):  # each distinct token once, in order
+                entry = known.get(token) or learn(token)
+                if entry[0] not in names:
+                    names[entry[0]] = token
+                    if len(names) > NAMES_KEPT:
+                        names.popitem(last=False)
+                entries.append(entry)
+                per_kind[entry[1]] = per_kind.get(entry[1], 0) + 1
+            # every kind weighs the same: its tokens 1/√(their count); tokens hashed alike add up
+            weight_of = {kind: 1 / math.sqrt(count) for kind, count in per_kind.items()}
+            weights: dict[int, float] = {}
+            for index, kind in entries:
+                weights[index] = weights.get(index, 0.0) + weight_of[kind]
+            ordered = sorted(weights)
+            norm = math.sqrt(sum(w * w for w in weights.values()))
+            scale = 1 / norm if norm > 0 else 1.0
+            all_indices += ordered
+            all_values += [weights[i] * scale for i in ordered]
+            ends.append(len(all_indices))
+        indices = np.array(all_indices, dtype=np.int32)
+        values = np.array(all_values, dtype=np.float32)
+        starts = [0, *ends[:-1]]
+        return [
+            LinkFeatures(indices[start:end], values[start:end], float(prior), float(parent), link_cells)
+            for start, end, prior, link_cells in zip(starts, ends, priors, cells, strict=True)
+        ]
+
+    def _learn(self, token: str) -> tuple[int, str]:
+        """A token not met lately: its hashed index and kind."""
+        if len(self._known) >= TOKENS_CACHED:
+            self._known.clear()
+        entry = self._known[token] = (_hash(token), token.partition(":")[0])
+        return entry
 
 
 class PathHistory:
@@ -334,6 +368,24 @@ class PathHistory:
         return pages, relevance, dead
 
 
+class FlatRows:
+    """The hashed features of links (and the bias) as flat arrays, for the
+    products a prediction takes: a sparse matrix costs more to build than
+    the product costs to take (re-scores predict thousands of queued links)."""
+
+    def __init__(self, links: Sequence[LinkFeatures]):
+        self.count = len(links)
+        lengths = np.fromiter((len(link.indices) for link in links), dtype=np.int64, count=self.count)
+        self.owners = np.repeat(np.arange(self.count), lengths)
+        self.indices = np.concatenate([link.indices for link in links]) if links else np.zeros(0, np.int32)
+        self.values = np.concatenate([link.values for link in links]) if links else np.zeros(0, np.float32)
+
+    def dot(self, weights: np.ndarray) -> np.ndarray:
+        """rows @ *weights*: each link's features, then its bias (the order a CSR product sums in)."""
+        products = self.values * weights[self.indices]
+        return np.asarray(np.bincount(self.owners, weights=products, minlength=self.count) + weights[_BIAS])
+
+
 class OnlineLinear:
     """A linear correction over N_FEATURES sparse features, learnt online by
     AdaGrad (a step per coordinate that shrinks with the gradients it has
@@ -368,8 +420,11 @@ class OnlineLinear:
         linked: np.ndarray = 1 / (1 + np.exp(-np.clip(raw, -30, 30))) if self.logistic else raw
         return linked
 
-    def predict(self, rows: sparse.csr_matrix, offsets: np.ndarray) -> np.ndarray:
-        return self._link(offsets + self.trust * (rows @ self.weights))
+    def predict(self, rows: FlatRows, offsets: np.ndarray) -> np.ndarray:
+        trust = self.trust
+        if trust == 0:  # a correction not trusted yet (often the relevance one): no product to take
+            return self._link(offsets)
+        return self._link(offsets + trust * rows.dot(self.weights))
 
     def _loss(self, predicted: np.ndarray, targets: np.ndarray) -> float:
         if self.logistic:
@@ -483,7 +538,7 @@ class LinkLearner:
             return relevance, alive
         # Each distinct group's factors once (siblings share most groups), then
         # every link's chain down its groups as array arithmetic.
-        cells = np.array([link.cells for link in links], dtype=np.uint64)
+        cells = np.fromiter(chain.from_iterable(link.cells for link in links), dtype=np.uint64).reshape(len(links), -1)
         distinct, where = np.unique(cells, return_inverse=True)
         table = np.array([(1.0, 0.0, 1.0) if found is None else found
                           for found in map(factors, distinct.tolist())])  # ratio, stay, keep
@@ -497,7 +552,7 @@ class LinkLearner:
         """Each link's expected relevance and Pr(alive), both steps."""
         if not links:
             return np.zeros(0), np.zeros(0)
-        rows = self.rows(links)
+        rows = FlatRows(links)
         relevance, alive = self.offsets(links)
         return self.relevance.predict(rows, relevance), self.alive.predict(rows, logit(alive))
 

@@ -385,10 +385,10 @@ class LinkLearnerStrategy(SharkSearchStrategy):
                 self.shark.score(inherited, self.neighborhood(Counter(a), Counter(c))) if depth > 0 else 0.0
                 for _, a, c in described
             ]
-        features = []
-        for (link, anchor_terms, context_terms), prior in zip(described, priors, strict=True):
-            tokens = link_tokens(anchor_terms, context_terms, link.key, page.url, sim, page.depth + 1)
-            features.append(self.learner.featurizer.featurize(tokens, prior, sim, path_cells(link.key, page.key)))
+        features = self.learner.featurizer.featurize_many(
+            [link_tokens(anchor, context, link.key, page.url, sim, page.depth + 1) for link, anchor, context in described],
+            priors, sim, [path_cells(link.key, page.key) for link in page.links],
+        )
         scores = self._scores([link.key for link in page.links], features)
         for link, found, score in zip(page.links, features, scores, strict=True):
             if link.key in self.done:
