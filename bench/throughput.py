@@ -9,7 +9,13 @@ costs per page.
   same order; what our scheduler, leases and outputs cost.
 * Best-first: our scheduler in score order against the same stock FIFO run.
 * Focused: the focused crawler (taxonomy classifier, soft focus) against
-  best-first; the online link learner (query judge) against best-first.
+  best-first; the online link learner (query judge) against best-first,
+  and beside it SharkSearch (its prior) and the learner with every link
+  exploring (SharkSearch's order with all of the learner's own work): the
+  learner's own cost apart from the pages it chooses. A fetch that answers
+  404 counts as a page and costs less than one to parse; the learner
+  chooses fewer of them, so the table also gives status-200 pages per
+  second.
 * Dashboard: best-first with the live dashboard and metrics served
   (FOCUS_DASHBOARD_PORT) and ``/metrics`` scraped every second, as a
   Prometheus would, against best-first without: CPU per page of the crawl
@@ -55,7 +61,11 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     "focused (taxonomy classifier, soft focus)": (
         "focused", ["-a", "model={model}", "-a", "good=course", "-s", "FOCUS_FOCUSED_MODE=soft"]
     ),
+    "SharkSearch (the link learner's prior)": ("sharksearch", []),
     "link learner (query)": ("linklearner", []),
+    "link learner, every link exploring (FOCUS_LEARNER_EXPLORE=1: SharkSearch's order, all its own work)": (
+        "linklearner", ["-s", "FOCUS_LEARNER_EXPLORE=1"]
+    ),
     "link learner, whole queue re-scored 4× as often (FOCUS_LEARNER_RESCORE_LINKS=100)": (
         "linklearner", ["-s", "FOCUS_LEARNER_RESCORE_LINKS=100"]
     ),
@@ -64,7 +74,8 @@ CONFIGS: dict[str, tuple[str, list[str]]] = {
     ),
     "best-first, near-copies not told (FOCUS_NEAR_DUPLICATES=0)": ("bestfirst", ["-s", "FOCUS_NEAR_DUPLICATES=0"]),
 }
-OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, LEARNER, LEARNER_RESCORING_MORE, DASHBOARD, NO_NEAR_COPIES = CONFIGS
+(OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, SHARK_SEARCH, LEARNER, LEARNER_EXPLORING, LEARNER_RESCORING_MORE, DASHBOARD,
+ NO_NEAR_COPIES) = CONFIGS
 
 
 def train_model(corpus: Path, path: Path) -> None:
@@ -193,6 +204,7 @@ def main() -> int:
     args = parser.parse_args()
     rates: dict[str, list[float]] = {name: [] for name in CONFIGS}
     cpu: dict[str, list[float]] = {name: [] for name in CONFIGS}  # ms per page
+    parsed: dict[str, list[float]] = {name: [] for name in CONFIGS}  # status-200 pages per second
     corpus = args.corpus.resolve()
     with ReplayProcess(str(corpus / "webkb.warc.gz")) as replay, tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "webkb.npz"
@@ -203,18 +215,23 @@ def main() -> int:
                 summary = crawl(spider, extra, replay.proxy_url, args.pages, Path(tmp) / f"{run}-{index}")
                 rates[name].append(float(summary["pages_per_second"]))  # type: ignore[arg-type]
                 cpu[name].append(1000 * float(summary["cpu_seconds"]) / int(summary["pages_fetched"]))  # type: ignore[call-overload]
-                print(f"run {run + 1}: {name}: {rates[name][-1]:.1f} pages/s, {cpu[name][-1]:.2f} ms CPU/page", flush=True)
+                parsed[name].append(int(summary["pages_ok"]) / float(summary["elapsed_seconds"]))  # type: ignore[call-overload, arg-type]
+                print(f"run {run + 1}: {name}: {rates[name][-1]:.1f} pages/s ({parsed[name][-1]:.1f} status 200), "
+                      f"{cpu[name][-1]:.2f} ms CPU/page", flush=True)
         long = long_run(replay.proxy_url, model, args.long_pages, Path(tmp) / "long") if args.long_pages else None
         costs = [classification_cost(corpus, model, args.classify_pages, 16) for _ in range(3)]
-    fifo, stock, best, focused, learner, rescoring_more = (
-        median(rates[n]) for n in (OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, LEARNER, LEARNER_RESCORING_MORE)
+    fifo, stock, best, focused, shark, learner, exploring, rescoring_more = (
+        median(rates[n])
+        for n in (OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, SHARK_SEARCH, LEARNER, LEARNER_EXPLORING, LEARNER_RESCORING_MORE)
     )
+    parsed_ratio = median(parsed[LEARNER]) / median(parsed[BEST_FIRST])
     dashboard_cost = median(cpu[DASHBOARD]) / median(cpu[BEST_FIRST])
     near_copies_cost = median(cpu[BEST_FIRST]) / median(cpu[NO_NEAR_COPIES])
     cost = {key: median([c[key] for c in costs]) for key in costs[0]}
     print(f"FIFO ours ÷ stock {fifo / stock:.2f}; best-first ÷ stock {best / stock:.2f}; focused ÷ best-first "
           f"{focused / best:.2f}; link learner ÷ best-first {learner / best:.2f} (re-scoring 4× as often: "
-          f"{rescoring_more / best:.2f}); CPU per page with the dashboard and "
+          f"{rescoring_more / best:.2f}; every link exploring: {exploring / best:.2f}; status-200 pages/s: "
+          f"{parsed_ratio:.2f}); SharkSearch ÷ best-first {shark / best:.2f}; CPU per page with the dashboard and "
           f"metrics ÷ without {dashboard_cost:.3f}; with near-copies told ÷ without {near_copies_cost:.3f}")
     if long is not None:
         print(
@@ -224,7 +241,7 @@ def main() -> int:
         )
     rows = "".join(
         f"| {name} | {median(rates[name]):.1f} | {spread(rates[name])} | {', '.join(f'{r:.1f}' for r in rates[name])} "
-        f"| {median(cpu[name]):.2f} | {spread(cpu[name], 2)} |\n"
+        f"| {median(parsed[name]):.1f} | {median(cpu[name]):.2f} | {spread(cpu[name], 2)} |\n"
         for name in CONFIGS
     )
     long_text = ""
@@ -249,14 +266,16 @@ def main() -> int:
         "home pages, one replay server for all runs, runs alternating; the focused crawler's model is "
         "trained on the WebKB labels first (`scrapy train`), good = course. Stock = Scrapy's `Scheduler` "
         "with `ScrapyPriorityQueue` over `FifoMemoryQueue` (FIFO, the order ours has in FIFO mode).\n\n"
-        "| configuration | pages/s (median) | min / median / max | runs | CPU ms per page (median) "
-        "| min / median / max |\n|---|---:|---:|---|---:|---:|\n"
+        "| configuration | pages/s (median) | min / median / max | runs | status-200 pages/s (median) "
+        "| CPU ms per page (median) | min / median / max |\n|---|---:|---:|---|---:|---:|---:|\n"
         f"{rows}\n"
         f"Ratios of medians: ours FIFO ÷ stock FIFO **{fifo / stock:.2f}** (target ≥ 0.95); "
         f"ours best-first ÷ stock FIFO **{best / stock:.2f}** (target ≥ 0.9); "
         f"focused ÷ best-first **{focused / best:.2f}** (target ≥ 0.8); "
         f"link learner ÷ best-first **{learner / best:.2f}** (target ≥ 0.8; re-scoring the whole queue 4× as "
-        f"often, 100 links per fetch: {rescoring_more / best:.2f}); "
+        f"often, 100 links per fetch: {rescoring_more / best:.2f}; every link exploring, SharkSearch's pages with "
+        f"all of the learner's work: **{exploring / best:.2f}**; in status-200 pages per second: "
+        f"**{parsed_ratio:.2f}**); SharkSearch ÷ best-first {shark / best:.2f}; "
         f"CPU per page of best-first with the dashboard served and /metrics scraped every second ÷ without "
         f"**{dashboard_cost:.3f}** (target ≤ 1.05; the spread of each in the table); CPU per page of best-first "
         f"telling near-copies (the default, `FOCUS_NEAR_DUPLICATES=0.8`) ÷ without **{near_copies_cost:.3f}**.\n"
