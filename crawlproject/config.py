@@ -148,6 +148,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_LEARNER_RESCORE_EVERY": _int(10),
     "FOCUS_LEARNER_RESCORE_LINKS": _int(25, 1),
     "FOCUS_LEARNER_SIBLINGS_MOVED": _float(0.02, 0, 1),
+    "FOCUS_LEARNER_SIBLINGS_EVERY": _int(4, 1),
     "FOCUS_LEARNER_PROBE_HOLD": _float(1.0, 0, 1),
     "FOCUS_LEARNER_IN_FLIGHT": _float(0.0, -1, 10),
     "FOCUS_LEARNER_STRENGTH": _float(3.0, 0.01),

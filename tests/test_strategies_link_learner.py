@@ -273,7 +273,7 @@ def test_the_learners_batch_offsets_are_the_path_historys_own_estimates() -> Non
 
 @pytest.mark.parametrize("siblings_moved", [0.02, 0.0])
 def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_verdict(siblings_moved: float) -> None:
-    """Siblings are re-scored every few verdicts (SIBLINGS_EVERY), but a
+    """Siblings are re-scored every few verdicts (FOCUS_LEARNER_SIBLINGS_EVERY), but a
     group whose history says less than FOCUS_LEARNER_SIBLINGS_MOVED (2 %) more or less of its
     links than when they were last re-scored is skipped: a directory of
     hundreds of queued links cost a re-score of all of them every 4
@@ -310,6 +310,26 @@ def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_ve
     stored = np.array([strategy.pending[key][1] for key in keys])
     fresh = strategy._scores(keys, [strategy.pending[key][0] for key in keys])
     assert np.allclose(stored, fresh, rtol=2 * 0.02)
+
+
+@pytest.mark.parametrize("every", [1, 4])
+def test_siblings_are_re_scored_after_every_so_many_verdicts(every: int) -> None:
+    """FOCUS_LEARNER_SIBLINGS_EVERY: the queued links of a verdict's
+    directory are re-scored after that many verdicts (1: as each arrives)."""
+    frontier = DetachedFrontier()
+    strategy = LinkLearnerStrategy(
+        Topic(QUERY), ANALYZER, QueryJudge(ANALYZER.vector(QUERY), ANALYZER), LinkLearner(batch=4), explore=0.0,
+        rescore_every=0, siblings_moved=0.0, siblings_every=every, frontier=frontier, **SHARK,  # type: ignore[arg-type]
+    )
+    strategy.score_links(make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(10)),
+                                   url="http://club.test/jazz/"), 0.3)
+    after = []
+    for i in range(4):
+        strategy._learn(f"http://club.test/jazz/{i}.html", 0.5)
+        strategy._outcome()
+        after.append(len(frontier.rescores))
+    assert after == ([1, 2, 3, 4] if every == 1 else [0, 0, 0, 1])
+    assert set(frontier.rescores[-1]) == {f"http://club.test/jazz/{i}.html" for i in range(4, 10)}
 
 
 def test_an_unexplored_directory_sends_one_probe_and_holds_the_rest_until_its_verdict() -> None:

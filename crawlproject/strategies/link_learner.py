@@ -74,10 +74,6 @@ logger = logging.getLogger(__name__)
 #: How much the prior adds to a link's score: it orders links the learner
 #: scores alike (those it expects nothing of), and nothing else.
 PRIOR_TIE = 1e-6
-#: Verdicts between two re-scorings of their siblings: with a few downloads
-#: in flight a verdict waits a moment anyway, and siblings fetched one after
-#: another (a directory being crawled) re-score their queued siblings once.
-SIBLINGS_EVERY = 4
 
 
 def prior_from_setting(value: str) -> LinkPrior | None:
@@ -106,6 +102,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         rescore_every: int = DEFAULTS["FOCUS_LEARNER_RESCORE_EVERY"],
         rescore_links: int = DEFAULTS["FOCUS_LEARNER_RESCORE_LINKS"],
         siblings_moved: float = DEFAULTS["FOCUS_LEARNER_SIBLINGS_MOVED"],
+        siblings_every: int = DEFAULTS["FOCUS_LEARNER_SIBLINGS_EVERY"],
         probe_hold: float = DEFAULTS["FOCUS_LEARNER_PROBE_HOLD"],
         in_flight: float = DEFAULTS["FOCUS_LEARNER_IN_FLIGHT"],
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
@@ -129,6 +126,9 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         #: verdict, a big flat directory (hundreds of queued links) after every few
         #: dozen — where a re-score costs most and changes the order least
         self.siblings_moved = siblings_moved
+        #: verdicts between two re-scorings of their siblings: siblings fetched one after another
+        #: (a directory being crawled) re-score their queued siblings once, not after each
+        self.siblings_every = siblings_every
         #: the factor on an unexplored directory's queued links but its probe, until the probe's verdict (1: none)
         self.probe_hold = probe_hold
         #: how much of what is expected of a link in flight its sibling groups count as not
@@ -145,7 +145,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         #: pages whose fetch told its verdict: a link to one is never queued again
         self.done: RecentMemory[str, None] = RecentMemory(memory)
         #: queued links by their closest sibling groups (own directory, page):
-        #: re-scored every few verdicts (SIBLINGS_EVERY) when a sibling's fetch tells something
+        #: re-scored every few verdicts (FOCUS_LEARNER_SIBLINGS_EVERY) when a sibling's fetch tells something
         self.siblings: dict[int, set[str]] = {}
         self._since_rescore = 0
         #: sibling groups whose history changed since their links were last re-scored
@@ -179,6 +179,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
             rescore_links=config.get_int(settings, "FOCUS_LEARNER_RESCORE_LINKS"),
             siblings_moved=config.get_float(settings, "FOCUS_LEARNER_SIBLINGS_MOVED"),
+            siblings_every=config.get_int(settings, "FOCUS_LEARNER_SIBLINGS_EVERY"),
             probe_hold=config.get_float(settings, "FOCUS_LEARNER_PROBE_HOLD"),
             in_flight=config.get_float(settings, "FOCUS_LEARNER_IN_FLIGHT"),
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
@@ -461,7 +462,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             self.shared.exchange()
         if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // self.rescore_links):
             self.rescore()
-        elif self._since_siblings >= SIBLINGS_EVERY:
+        elif self._since_siblings >= self.siblings_every:
             self._since_siblings = 0
             cells, self._sibling_cells = self._sibling_cells, set()
             self._rescore_siblings(sorted(cells), moved_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
