@@ -271,3 +271,35 @@ def _answers(url: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def test_metrics_read_the_crawls_figures_without_what_only_the_page_shows() -> None:
+    """/metrics is scraped every few seconds: its state leaves out the
+    queue's scores, what was learnt and the judge's questions (the judge
+    vectorized up to 1,000 pages' texts for them on every scrape), and
+    still has every figure the metrics export."""
+    from scrapy.utils.test import get_crawler
+
+    from crawlproject.dashboard.metrics import CrawlCollector
+    from crawlproject.extensions.dashboard import CrawlDashboard
+    from crawlproject.signals import frontier_sample
+
+    class Strategy:
+        def describe_learning(self) -> dict[str, Any]:
+            raise AssertionError("asked what was learnt")
+
+        def describe_judge(self) -> dict[str, Any]:
+            raise AssertionError("asked for the judge's questions")
+
+    def sample(count: int) -> list[float]:
+        raise AssertionError("asked for the queue's scores")
+
+    crawler = get_crawler()
+    crawler.spider = type("Spider", (), {"strategy": Strategy(), "name": "s"})()
+    crawler.signals.connect(sample, frontier_sample)
+    dashboard = CrawlDashboard(crawler, 0, "127.0.0.1", "", 0.0, "", "w")
+    state = dashboard.snapshot(full=False)
+    names = {family.name for family in CrawlCollector(lambda: [state], "s").collect()}
+    assert {"crawl_frontier_queued", "crawl_relevant_pages", "crawl_judged_harvest_ratio"} <= names
+    with pytest.raises(AssertionError, match="asked"):  # the page's state asks for them all
+        dashboard.snapshot()

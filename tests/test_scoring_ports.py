@@ -226,3 +226,21 @@ def test_the_focus_spider_crawls_as_the_alias_of_each_strategy(
     assert len(by_alias.history) >= 30
     assert [r["url"] for r in by_alias.history] == [r["url"] for r in by_name.history]
     assert [r["relevance"] for r in by_alias.history] == [r["relevance"] for r in by_name.history]
+
+
+def test_before_any_label_the_judge_asks_from_its_verdicts_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until a label teaches it, the judge's questions (shown on the
+    dashboard) are pages ranked high and in the middle by the wrapped
+    judge: nothing to vectorize, scikit-learn not imported."""
+    base = FixedJudge({})
+    judge = LabelTaughtJudge(base, ANALYZER)
+    for i in range(10):
+        p = page(f"http://h/{i}", f"text {i}")
+        base.verdicts[p.url] = i / 10
+        judge.relevance(p)
+    monkeypatch.setattr(LabelTaughtJudge, "vectorizer", property(lambda self: pytest.fail("vectorized")))
+    asked = judge.questions(4)
+    assert [(q["url"], q["why"]) for q in asked] == [
+        ("http://h/9", "ranked high"), ("http://h/4", "ranked in the middle"),
+        ("http://h/8", "ranked high"), ("http://h/3", "ranked in the middle"),
+    ]

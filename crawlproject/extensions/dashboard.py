@@ -116,7 +116,7 @@ class CrawlDashboard:
 
     def opened(self, spider: Spider) -> None:
         self.store = self._label_store(spider)
-        self.registry.register(CrawlCollector(lambda: [self.snapshot()], spider.name))
+        self.registry.register(CrawlCollector(lambda: [self.snapshot(full=False)], spider.name))
         listen: Any = reactor.listenTCP  # type: ignore[attr-defined]
         self.listening = listen(self.port, site(self, self.registry, self.token), interface=self.host)
         port = self.listening.getHost().port
@@ -190,13 +190,18 @@ class CrawlDashboard:
 
     # -- the backend of the server --------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, full: bool = True) -> dict[str, Any]:
+        """The crawl's state; not *full* (what /metrics exports, scraped every
+        few seconds): without the queue's scores, what was learnt and the
+        judge's questions, which cost most and are only shown on the page."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+        strategy = getattr(self.crawler.spider, "strategy", None)
+        if not full:
+            return self.watch.snapshot(stats, [], {})
         samples = [
             result for _, result in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=2000)
             if isinstance(result, list)
         ]
-        strategy = getattr(self.crawler.spider, "strategy", None)
         learning = strategy.describe_learning() if strategy is not None else {}
         state = self.watch.snapshot(stats, samples[0] if samples else [], learning)
         describe_judge = getattr(strategy, "describe_judge", None)

@@ -123,13 +123,13 @@ class LabelTaughtJudge(PageJudge):
         keys = [key for key in reversed(self.pages) if key not in self.labels][:ASKED_AMONG]
         if not keys or count <= 0:
             return []
-        rows = self._features([self.pages[key] for key in keys])
         if self.model is not None:
-            probability = self.model.predict_proba(rows)[:, 1]
+            probability = self.model.predict_proba(self._features([self.pages[key] for key in keys]))[:, 1]
             order = np.argsort(np.abs(probability - 0.5), kind="stable")[:count]
             return [{"url": keys[i], "relevance": round(float(probability[i]), 4), "why": "the judge is least sure"}
                     for i in order]
-        base = rows[:, -1].toarray().ravel() / PRIOR_WEIGHT
+        # nothing learnt yet: the base judge's verdicts alone (no texts to vectorize, no scikit-learn to import)
+        base = np.array([self.pages[key][1] for key in keys], dtype=float)
         ranked = np.argsort(-base, kind="stable")
         middle = ranked[len(ranked) // 2:]
         chosen: list[int] = []
