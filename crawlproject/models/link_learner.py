@@ -154,7 +154,7 @@ class LinkFeaturizer:
     def __init__(self) -> None:
         self.names: OrderedDict[int, str] = OrderedDict()
         #: token → (hashed index, kind): a crawl meets the same tokens again and again (hosts,
-        #: URL words, the topic's terms), and hashing each every time was a third of a link's cost
+        #: URL words, the topic's terms): a look-up instead of encoding and hashing each every time
         self._known: dict[str, tuple[int, str]] = {}
 
     def featurize(self, tokens: Sequence[str], prior: float, parent: float, cells: tuple[int, ...]) -> LinkFeatures:
@@ -165,7 +165,7 @@ class LinkFeaturizer:
                        cells: Sequence[tuple[int, ...]]) -> list[LinkFeatures]:
         """The features of a page's links (*parent*: the page's relevance):
         each token a dictionary look-up, the page's arrays made at once."""
-        known, learn, names = self._known, self._learn, self.names
+        known, remember, names = self._known, self._remember, self.names
         all_indices: list[int] = []
         all_values: list[float] = []
         ends = []
@@ -173,7 +173,7 @@ class LinkFeaturizer:
             entries = []
             per_kind: dict[str, int] = {}
             for token in dict.fromkeys(tokens):  # each distinct token once, in order
-                entry = known.get(token) or learn(token)
+                entry = known.get(token) or remember(token)
                 if entry[0] not in names:
                     names[entry[0]] = token
                     if len(names) > NAMES_KEPT:
@@ -199,7 +199,7 @@ class LinkFeaturizer:
             for start, end, prior, link_cells in zip(starts, ends, priors, cells, strict=True)
         ]
 
-    def _learn(self, token: str) -> tuple[int, str]:
+    def _remember(self, token: str) -> tuple[int, str]:
         """A token not met lately: its hashed index and kind."""
         if len(self._known) >= TOKENS_CACHED:
             self._known.clear()
@@ -369,7 +369,7 @@ class PathHistory:
 
 
 class FlatRows:
-    """The hashed features of links (and the bias) as flat arrays, for the
+    """The hashed features of links as flat arrays (the bias implied), for the
     products a prediction takes: a sparse matrix costs more to build than
     the product costs to take (re-scores predict thousands of queued links)."""
 
