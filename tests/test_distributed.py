@@ -114,7 +114,8 @@ def test_three_workers_share_one_best_first_frontier(redis_server: RedisServer, 
     # Round trips go in batches: a pop per FOCUS_REDIS_PREFETCH (16) URLs, pushes and
     # settlements with it or at most every 0.2 s — never one per request.
     for i in range(3):
-        trips = int(re.search(r"'frontier/redis_round_trips': (\d+)", (tmp_path / f"w{i}.log").read_text())[1])  # type: ignore[index]
+        trips = log_stat((tmp_path / f"w{i}.log").read_text(), "frontier/redis_round_trips")
+        assert trips is not None, f"worker {i} counted no Redis round trip"
         summary = json.loads((tmp_path / f"w{i}" / "summary.json").read_text())
         pages, seconds = summary["pages_fetched"], summary["elapsed_seconds"]
         assert trips <= pages / 16 + seconds / 0.2 + 10, (trips, pages, seconds)
@@ -372,8 +373,7 @@ def test_a_worker_forwards_its_verdicts_on_links_another_worker_queued(redis_ser
     redis.Redis.from_url(redis_server.url).delete(f"{key}:experience")
 
     def stat(name: str, log: str) -> int:
-        found = re.search(rf"'focus/learner/{name}': (\d+)", read(tmp_path / f"{log}.log"))
-        return int(found[1]) if found else 0
+        return log_stat(read(tmp_path / f"{log}.log"), f"focus/learner/{name}") or 0
 
     forwarded = stat("verdicts_forwarded", "fetcher")
     assert forwarded > 0  # it fetched links the holder queued
