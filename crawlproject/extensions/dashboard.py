@@ -195,13 +195,13 @@ class CrawlDashboard:
         few seconds): without the queue's scores, what was learnt and the
         judge's questions, which cost most and are only shown on the page."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
-        strategy = getattr(self.crawler.spider, "strategy", None)
         if not full:
             return self.watch.snapshot(stats, [], {})
         samples = [
             result for _, result in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=2000)
             if isinstance(result, list)
         ]
+        strategy = getattr(self.crawler.spider, "strategy", None)
         learning = strategy.describe_learning() if strategy is not None else {}
         state = self.watch.snapshot(stats, samples[0] if samples else [], learning)
         describe_judge = getattr(strategy, "describe_judge", None)
