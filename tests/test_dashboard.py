@@ -90,6 +90,7 @@ def slow_replay() -> Any:
 
 def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any, tmp_path: Path) -> None:
     from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -107,7 +108,18 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
     try:
         url = dashboard_url(folder, crawl)
         driver.get(url)
-        wait = WebDriverWait(driver, TIMEOUT, poll_frequency=0.1)
+        # The page re-renders its tables on every poll: an element found may be replaced before it is
+        # read or clicked (stale); the wait then looks again.
+        wait = WebDriverWait(driver, TIMEOUT, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,))
+
+        def click_first(xpath: str) -> str | None:
+            """Click the first button *xpath* finds; its page's URL, or None while there is none."""
+            buttons = driver.find_elements(By.XPATH, xpath)
+            if not buttons:
+                return None
+            clicked = buttons[0].get_attribute("data-url")
+            buttons[0].click()
+            return clicked
 
         def fetched() -> int:
             return int(driver.find_element(By.ID, "status").get_attribute("data-fetched") or 0)
@@ -117,9 +129,7 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         points = driver.execute_script("return document.getElementById('harvest').data[0].x.length")
         wait.until(lambda _: driver.execute_script("return document.getElementById('harvest').data[0].x.length") > points)
         # A relevant page listed, labelled irrelevant in the page: the crawl's model learns it.
-        button = wait.until(lambda _: driver.find_elements(By.CSS_SELECTOR, "button[data-relevant='false']"))[0]
-        labelled = button.get_attribute("data-url")
-        button.click()
+        labelled = wait.until(lambda _: click_first("//button[@data-relevant='false']"))
         effect = wait.until(lambda _: driver.find_elements(By.XPATH, f"//div[@id='effects']//td[text()='{labelled}']"))
         assert effect
         state = get(url + "api/state")
@@ -128,10 +138,8 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         # The judge shows how sure it is and asks about pages; answering one of its questions
         # "relevant" gives it both kinds of label: it learns.
         assert state["judge"]["judge"] == "query-tf+labels" and "called_relevant" in state["judge"]
-        question = wait.until(lambda _: driver.find_elements(By.XPATH, "//div[@id='judge']//button[@data-relevant='true']"))[0]
-        asked = question.get_attribute("data-url")
+        asked = wait.until(lambda _: click_first("//div[@id='judge']//button[@data-relevant='true']"))
         assert asked != labelled
-        question.click()
         answered = until(lambda: next((e for e in get(url + "api/state")["labels"]["effects"] if e["url"] == asked), None),
                          "the answer to the judge's question")
         assert answered["judge"]["learnt"] is True
@@ -147,6 +155,10 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         shown_as = {key: int(left[key] + 0.5) for key in ("expected", "low", "high")}  # JavaScript's Math.round
         assert f"{shown_as['expected']} ({shown_as['low']}–{shown_as['high']})" in shown, shown
         get(url + "metrics")  # the final scrape: the crawl may end now
+    except BaseException:
+        crawl.kill()  # not left to be reaped (and warned about) in a later test
+        crawl.wait(timeout=TIMEOUT)
+        raise
     finally:
         driver.quit()
     assert crawl.wait(timeout=TIMEOUT) == 0
