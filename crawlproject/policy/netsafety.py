@@ -90,8 +90,13 @@ def address_problem(address: Address, allowed: Iterable[Network] = ()) -> str | 
 class NetworkPolicy:
     """What may be reached: FOCUS_ALLOWED_NETWORKS opens ranges."""
 
+    #: Hosts judged, remembered: every link of every page asks, and most
+    #: hosts are names that ``ipaddress`` rejects by raising (slow).
+    HOSTS_REMEMBERED = 10_000
+
     def __init__(self, allowed: Iterable[Network] = ()):
         self.allowed = tuple(allowed)
+        self._judged: dict[str, str | None] = {}
 
     @classmethod
     def from_settings(cls, settings: Any) -> NetworkPolicy:
@@ -110,7 +115,25 @@ class NetworkPolicy:
         return cls(networks)
 
     def host_problem(self, host: str) -> str | None:
-        """Why a URL's host must not be reached (judged without DNS), or ``None``."""
+        """Why a URL's host must not be reached (judged without DNS), or ``None``.
+
+        >>> policy = NetworkPolicy()
+        >>> policy.HOSTS_REMEMBERED = 2  # the memory is bounded: a full one starts again
+        >>> [policy.host_problem(h) for h in ("10.0.0.1", "www.example.com", "10.0.0.1", "LOCALHOST", "127.1")]
+        ['private', None, 'private', 'loopback', 'loopback']
+        >>> sorted(policy._judged)  # the first two forgotten when the third came
+        ['127.1', 'LOCALHOST']
+        """
+        try:
+            return self._judged[host]
+        except KeyError:
+            pass
+        if len(self._judged) >= self.HOSTS_REMEMBERED:
+            self._judged.clear()
+        problem = self._judged[host] = self._host_problem(host)
+        return problem
+
+    def _host_problem(self, host: str) -> str | None:
         host = host.lower().rstrip(".")
         if host == "localhost" or host.endswith(".localhost"):
             return "loopback" if not self.allowed_loopback else None
