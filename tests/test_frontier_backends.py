@@ -175,6 +175,24 @@ def test_rescoring_some_keys_moves_them_up_or_down(backend: Factory, others: int
     assert drain(frontier) == ["http://h/0", "http://h/3", "http://h/2", "http://h/1", "http://h/4", *lows]
 
 
+def test_a_sample_of_scores_is_of_the_urls_queued_now(backend: Factory) -> None:
+    """The estimate of what is left reads the queue through a sample of its
+    scores: a re-scored URL counts once, with its new score, and a leased one
+    not at all (the memory frontier's heap keeps a re-scored URL's old place
+    as a stale item until it is compacted)."""
+    frontier = backend()
+    for i in range(40):
+        frontier.push(f"http://h/{i}", 0.0)
+    for i in range(5):  # a few at a time: each moves to its new place in the heap
+        frontier.rescore(lambda key, score, payload: 1.0, [f"http://h/{i}"])
+    leased = frontier.pop()
+    assert leased is not None and leased.key == "http://h/0"
+    held = 3 if backend.kind == "redis-prefetch" else 0  # the next three, prefetched: out of the shared queue
+    assert sorted(frontier.sample_scores(1000)) == [0.0] * 35 + [1.0] * (4 - held)
+    few = frontier.sample_scores(10)
+    assert 5 <= len(few) <= 39 and set(few) <= {0.0, 1.0}
+
+
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design
 def test_closing_and_reopening_keeps_the_queue_and_the_seen_set(backend: Factory) -> None:
     frontier = backend()

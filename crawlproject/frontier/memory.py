@@ -385,9 +385,17 @@ class MemoryFrontier:
     def sample_scores(self, count: int) -> list[float]:
         if self.fifo or not self._entries:
             return []
-        # a slot's heap: a list to draw from in O(count), a few stale items among the live
-        pool = next(iter(self._slot_heaps.values())) if len(self._slot_heaps) == 1 else list(self._entries.values())
-        drawn = random.sample(pool, min(count, len(pool)))
+        entries = self._entries
+        if len(self._slot_heaps) != 1:
+            drawn = random.sample(list(entries.values()), min(count, len(entries)))
+        else:
+            # One slot's heap: a list to draw from without copying the queue. It
+            # also holds stale items (the old places of re-scored and evicted
+            # URLs, up to twice the live ones): those drawn are dropped, so the
+            # sample is a uniform one of the URLs queued now, with their scores now.
+            heap, tables = next(iter(self._slot_heaps.values())), self._tables
+            wanted = min(len(heap), -(-count * len(heap) // len(entries)))  # ≈ count live ones
+            drawn = [item for item in random.sample(heap, wanted) if entries.get(fingerprint(tables.key(item))) is item]
         return [score_of(HEADER.unpack_from(item)[0]) for item in drawn]
 
     def __len__(self) -> int:
