@@ -15,3 +15,8 @@ host_delay_floor = object()
 #: The dashboard asks for a random sample of the queued URLs' scores.
 #: Argument: ``count: int``; the frontier scheduler answers with a list of floats.
 frontier_sample = object()
+
+#: The estimate of what is left asks for the scores of the URLs being
+#: fetched now (found, not yet fetched, out of the queue). No arguments; the
+#: frontier scheduler answers with a list of floats.
+frontier_in_flight = object()

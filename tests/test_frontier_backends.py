@@ -193,6 +193,20 @@ def test_a_sample_of_scores_is_of_the_urls_queued_now(backend: Factory) -> None:
     assert 5 <= len(few) <= 39 and set(few) <= {0.0, 1.0}
 
 
+def test_the_scores_of_the_urls_in_flight_are_those_leased_and_not_settled(backend: Factory) -> None:
+    frontier = backend()
+    for i in range(6):
+        frontier.push(f"http://h/{i}", i / 10)
+    assert frontier.in_flight_scores() == []
+    first, second = frontier.pop(), frontier.pop()
+    assert first is not None and second is not None
+    assert sorted(frontier.in_flight_scores()) == pytest.approx([0.4, 0.5])  # prefetched ones are not in flight
+    frontier.ack(first.key)
+    frontier.release(second.key)
+    assert frontier.claim("http://h/new", 0.7)  # a target claimed for a fetch now
+    assert frontier.in_flight_scores() == pytest.approx([0.7])
+
+
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design
 def test_closing_and_reopening_keeps_the_queue_and_the_seen_set(backend: Factory) -> None:
     frontier = backend()

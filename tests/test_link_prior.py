@@ -186,6 +186,20 @@ def test_the_interval_holds_the_estimate_even_where_every_draw_falls_below_it() 
     assert found.low <= found.expected <= found.high
 
 
+def test_the_links_being_fetched_count_as_left_each_for_itself() -> None:
+    """Links in flight were found and are not fetched yet, as the queued ones,
+    but out of the queue: each counts once (the queue's sample is scaled to
+    the queue), and the rate of the next fetches is the queue's."""
+    estimator = RemainingEstimator(seed=3)
+    for score, relevant in [(0.9, 1.0)] * 20 + [(0.1, 0.0)] * 20:
+        estimator.observe(score, relevant)
+    found = estimator.estimate([0.1] * 10, 100, in_flight=[0.9] * 16)
+    assert found.expected == pytest.approx(16.0) and found.in_flight == 16 and found.queued == 100
+    assert found.low <= 16 <= found.high and found.rate_now == pytest.approx(0.0)
+    last = estimator.estimate([], 0, in_flight=[0.9] * 4)  # the queue empty, the last pages on their way
+    assert last.expected == pytest.approx(4.0) and last.rate_now == 0.0
+
+
 def test_what_is_left_shrinks_and_the_rate_falls_as_the_crawl_takes_the_best_links() -> None:
     _, early = simulated_crawl(1, 100)
     _, late = simulated_crawl(1, 2000)

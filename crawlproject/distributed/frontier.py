@@ -119,7 +119,7 @@ class RedisFrontier:
         self._settles: list[str] = []
         self._prefetched: deque[FrontierEntry] = deque()
         self._batch_hosts: list[str] = []  # hosts this worker's current diversity batch has used
-        self._held: dict[str, str] = {}  # fingerprint → key of the URLs this worker leases
+        self._held: dict[str, float] = {}  # fingerprint → score of the URLs this worker leases
         self._queued = 0  # the last count Redis gave (queued, plus leased by others)
         self._outcomes: Counter[str] = Counter()
         self._renewal: task.LoopingCall | None = None
@@ -439,10 +439,9 @@ class RedisFrontier:
         for i in range(start, end, 3):
             fp, score, entry = result[i].decode(), result[i + 1], result[i + 2].decode()
             key, url, pid = parse_entry(entry)
-            self._held[fp] = key
-            self._prefetched.append(
-                FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
-            )
+            entry = FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
+            self._held[fp] = entry.score
+            self._prefetched.append(entry)
 
     def claim(
         self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
@@ -457,14 +456,14 @@ class RedisFrontier:
         arguments = [_now_ms(), self.host_cap, self.lease_ms, fp, _tail(key, url if url and url != key else ""),
                      repr(-(score + 0.0)), pid, blob]
         if self.asynchronous:
-            self._held[fp] = key
+            self._held[fp] = score
             self._claims.append((fp, arguments))
             self._round_trip()
             return True
         self.flush()
         granted = self._run("CLAIM", arguments)
         if granted:
-            self._held[fp] = key
+            self._held[fp] = score
         return bool(granted)
 
     def ack(self, key: str) -> None:
@@ -590,6 +589,12 @@ class RedisFrontier:
 
     def leased(self) -> int:
         return len(self._held)
+
+    def in_flight_scores(self) -> list[float]:
+        """This worker's leases less those prefetched (still to be handed out:
+        counted as queued)."""
+        waiting = {fingerprint(entry.key) for entry in self._prefetched}
+        return [score for fp, score in self._held.items() if fp not in waiting]
 
     def queued_keys(self) -> set[str]:
         """Every key queued in the shared frontier (for inspection and tests)."""

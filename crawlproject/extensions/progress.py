@@ -198,7 +198,8 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is None or not self.remaining.fetches:
             return None
-        found = self.remaining.estimate(CrawlerFrontier(self.crawler).sample(1000), int(queued))
+        frontier = CrawlerFrontier(self.crawler)
+        found = self.remaining.estimate(frontier.sample(1000), int(queued), frontier.in_flight())
         self.last_remaining = found
         self.remaining_history.append(found.as_dict())
         return found

@@ -176,3 +176,9 @@ class Frontier(Protocol):
     def leased(self) -> int:
         """Number of URLs leased now."""
         ...
+
+    def in_flight_scores(self) -> list[float]:
+        """The scores of the URLs this crawler is fetching now (leased, not
+        yet settled): found and not yet fetched, as the queued ones are, but
+        out of the queue."""
+        ...

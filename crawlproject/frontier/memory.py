@@ -404,6 +404,9 @@ class MemoryFrontier:
     def leased(self) -> int:
         return len(self._leased)
 
+    def in_flight_scores(self) -> list[float]:
+        return [score_of(HEADER.unpack_from(item)[0]) for item in self._leased.values()]
+
     def spilled(self) -> int:
         """URLs queued on disk now."""
         return len(self._spill) if self._spill is not None else 0

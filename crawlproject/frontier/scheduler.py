@@ -162,6 +162,7 @@ class FrontierScheduler(BaseScheduler):
             crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
         crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
         crawler.signals.connect(self._sample, focus_signals.frontier_sample)
+        crawler.signals.connect(self._in_flight, focus_signals.frontier_in_flight)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -411,6 +412,9 @@ class FrontierScheduler(BaseScheduler):
 
     def _sample(self, count: int) -> list[float]:
         return self.frontier.sample_scores(count)
+
+    def _in_flight(self) -> list[float]:
+        return self.frontier.in_flight_scores()
 
     def _gauges(self) -> dict[str, float]:
         gauges: dict[str, float] = {"frontier/queued": len(self.frontier), "frontier/leased": self.frontier.leased()}

@@ -56,6 +56,7 @@ class Remaining:
     high: float
     rate_now: float  # expected relevant pages per fetch of the next fetches
     queued: int
+    in_flight: int = 0  # links being fetched (counted in expected, low and high)
 
     def as_dict(self) -> dict[str, float | int]:
         return {key: round(value, 3) if isinstance(value, float) else value for key, value in asdict(self).items()}
@@ -96,21 +97,29 @@ class RemainingEstimator:
             if slot < KEPT:
                 self.scores[slot], self.outcomes[slot] = float(score), relevant
 
-    def estimate(self, queued_scores: Sequence[float], queued: int) -> Remaining:
+    def estimate(self, queued_scores: Sequence[float], queued: int, in_flight: Sequence[float] = ()) -> Remaining:
         """The relevant pages behind *queued* links, of which
         *queued_scores* is a random sample of the scores (all of them, or a
-        sample: it is scaled to *queued*)."""
-        sample = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
-        if queued <= 0 or sample.size == 0 or not self.scores:
-            return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, max(queued, 0))
+        sample: it is scaled to *queued*), and behind the links being
+        fetched now, *in_flight* (every one's score: found and not fetched
+        yet, as the queued ones)."""
+        sampled = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
+        fetching = np.array([s for s in in_flight if math.isfinite(s)], dtype=float)
+        if queued <= 0:
+            sampled = sampled[:0]
+        queued = max(queued, 0)
+        if sampled.size + fetching.size == 0 or not self.scores:
+            return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, queued, fetching.size)
         # The fetched links by distinct score (ties pooled), once; a resample only reweighs them.
         levels, where = np.unique(np.array(self.scores), return_inverse=True)
         outcomes = np.array(self.outcomes)
         rng = np.random.default_rng(self.seed + self.fetches)
-        scale = queued / sample.size
+        # Each sampled queued link stands for queued / sampled of them; a link in flight for itself.
+        sample = np.concatenate([sampled, fetching])
+        counts = np.concatenate([np.full(sampled.size, queued / max(sampled.size, 1)), np.ones(fetching.size)])
 
         def fitted(times: np.ndarray, drawn: bool = False) -> np.ndarray:
-            """Pr(relevant) of each sampled queued score, the fetches counted
+            """Pr(relevant) of each score of *sample*, the fetches counted
             *times* each; *drawn*: each fitted level drawn from its posterior."""
             weights = np.bincount(where, weights=times, minlength=len(levels))
             kept = weights > 0
@@ -121,13 +130,12 @@ class RemainingEstimator:
             return np.asarray(np.interp(sample, levels[kept], fit))
 
         probabilities = fitted(np.ones(len(outcomes)))
-        expected = float(probabilities.sum() * scale)
+        expected = float(probabilities @ counts)
         n = len(outcomes)
         # a bootstrap resample's counts (uniform multinomial) and Bernoulli
         # draws, each as the cheaper equivalent numpy call (this runs 100× per estimate)
         totals = [
-            int((rng.random(sample.size) < fitted(np.bincount(rng.integers(n, size=n), minlength=n), True)).sum())
-            * scale
+            float((rng.random(sample.size) < fitted(np.bincount(rng.integers(n, size=n), minlength=n), True)) @ counts)
             for _ in range(self.resamples)
         ]
         tail = (1 - self.level) / 2
@@ -135,9 +143,10 @@ class RemainingEstimator:
         # The plug-in fit may sit outside its own draws (a level of 1.0 over a
         # few fetches: every posterior draw is below it): the interval holds it.
         low, high = min(low, expected), max(high, expected)
-        best = np.argsort(sample)[-max(1, math.ceil(sample.size * NEXT_SHARE)):]
-        rate_now = float(probabilities[best].mean())
-        return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued)
+        # the next fetches: the best of the queue (those in flight are fetched already)
+        best = np.argsort(sampled)[-max(1, math.ceil(sampled.size * NEXT_SHARE)):]
+        rate_now = float(probabilities[best].mean()) if sampled.size else 0.0
+        return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued, fetching.size)
 
 
 def posterior_draw(fit: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -51,6 +51,9 @@ class FrontierPort(Protocol):
     def sample(self, count: int) -> list[float]:
         """Scores of up to *count* queued URLs, drawn at random."""
 
+    def in_flight(self) -> list[float]:
+        """Scores of the URLs being fetched now (out of the queue)."""
+
     def inc(self, stat: str, count: int = 1) -> None: ...
 
     def set(self, stat: str, value: Any) -> None: ...
@@ -73,7 +76,14 @@ class CrawlerFrontier:
         self._crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer, keys=keys)
 
     def sample(self, count: int) -> list[float]:
-        answers = self._crawler.signals.send_catch_log(focus_signals.frontier_sample, count=count)
+        return self._scores(focus_signals.frontier_sample, count=count)
+
+    def in_flight(self) -> list[float]:
+        return self._scores(focus_signals.frontier_in_flight)
+
+    def _scores(self, signal: object, **arguments: Any) -> list[float]:
+        """The scores the frontier scheduler answers *signal* with."""
+        answers = self._crawler.signals.send_catch_log(signal, **arguments)
         return [score for _, found in answers if isinstance(found, list) for score in found]
 
     def inc(self, stat: str, count: int = 1) -> None:
@@ -115,6 +125,9 @@ class DetachedFrontier:
 
     def sample(self, count: int) -> list[float]:
         return [score for score, _ in list(self.queued.values())[:count]]
+
+    def in_flight(self) -> list[float]:
+        return []  # nothing is fetched
 
     def inc(self, stat: str, count: int = 1) -> None:
         self.stats[stat] += count
