@@ -186,6 +186,23 @@ def test_the_interval_holds_the_estimate_even_where_every_draw_falls_below_it() 
     assert found.low <= found.expected <= found.high
 
 
+def test_past_the_fetched_scores_the_interval_spans_all_the_monotone_fit_allows() -> None:
+    """A crawl that fetched only its best links (scores 0.8–1.0), every one
+    relevant, knows of its queue below them only that they are no better:
+    the estimate takes the nearest level (every queued link relevant), the
+    interval reaches down to none (the fetches alone put it above 950).
+    Fetches that were all irrelevant say of links scored above them only
+    that they are no worse: up to all."""
+    relevant, irrelevant = RemainingEstimator(seed=5), RemainingEstimator(seed=5)
+    for i in range(60):
+        relevant.observe(0.8 + i / 300, 1.0)
+        irrelevant.observe(0.8 + i / 300, 0.0)
+    below = relevant.estimate([0.1 + i / 2000 for i in range(1000)], 1000)
+    assert below.expected == pytest.approx(1000) and below.low < 50
+    above = irrelevant.estimate([2.0] * 100, 100)
+    assert above.expected == pytest.approx(0.0) and above.high > 90
+
+
 def test_the_links_being_fetched_count_as_left_each_for_itself() -> None:
     """Links in flight were found and are not fetched yet, as the queued ones,
     but out of the queue: each counts once (the queue's sample is scaled to

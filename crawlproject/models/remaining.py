@@ -13,8 +13,12 @@ random sample of their scores, scaled to the queue's size —
 with an interval from bootstrap resamples of the fetched links (each a new
 regression, its levels drawn from their Beta posteriors: posterior_draw)
 and the pages each then holds (binomial). No shape is assumed
-but "a higher score is no worse", and scores below or above all fetched
-ones take the nearest fetched level. The mean over the best-scored queued
+but "a higher score is no worse": scores below or above all fetched ones
+take the nearest fetched level in the estimate, and the interval spans
+every rate that assumption leaves them (below the lowest fetched score:
+from none up to its level; above the highest: from its level up to all) —
+a crawl that fetched only its best links knows little of the rest of its
+queue, and says so. The mean over the best-scored queued
 links (the next fetches) is the crawl's expected relevant pages per fetch
 now: the stop rule (FOCUS_STOP_BELOW) ends a crawl when it falls below a
 setting.
@@ -118,28 +122,37 @@ class RemainingEstimator:
         sample = np.concatenate([sampled, fetching])
         counts = np.concatenate([np.full(sampled.size, queued / max(sampled.size, 1)), np.ones(fetching.size)])
 
-        def fitted(times: np.ndarray, drawn: bool = False) -> np.ndarray:
+        def fitted(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             """Pr(relevant) of each score of *sample*, the fetches counted
-            *times* each; *drawn*: each fitted level drawn from its posterior."""
+            *times* each: the regression's, then — each fitted level drawn
+            from its posterior — the least and the most the monotone
+            assumption allows past the fetched scores (below the lowest:
+            from 0 up to its level; above the highest: from its level up to 1)."""
             weights = np.bincount(where, weights=times, minlength=len(levels))
             kept = weights > 0
             means = np.bincount(where, weights=times * outcomes, minlength=len(levels))[kept] / weights[kept]
             fit = isotonic_regression(means, weights=weights[kept]).x  # in [0, 1]: a mean of outcomes in [0, 1]
-            if drawn:
-                fit = posterior_draw(fit, weights[kept], rng)
-            return np.asarray(np.interp(sample, levels[kept], fit))
+            plain = np.interp(sample, levels[kept], fit)
+            drawn = np.interp(sample, levels[kept], posterior_draw(fit, weights[kept], rng))
+            least, most = drawn.copy(), drawn
+            least[sample < levels[kept][0]] = 0.0
+            most[sample > levels[kept][-1]] = 1.0
+            return plain, least, most
 
-        probabilities = fitted(np.ones(len(outcomes)))
+        probabilities = fitted(np.ones(len(outcomes)))[0]
         expected = float(probabilities @ counts)
         n = len(outcomes)
         # a bootstrap resample's counts (uniform multinomial) and Bernoulli
-        # draws, each as the cheaper equivalent numpy call (this runs 100× per estimate)
-        totals = [
-            float((rng.random(sample.size) < fitted(np.bincount(rng.integers(n, size=n), minlength=n), True)) @ counts)
-            for _ in range(self.resamples)
-        ]
+        # draws, each as the cheaper equivalent numpy call (this runs 100× per estimate):
+        # the pages the least and the most it allows would hold
+        lows, highs = [], []
+        for _ in range(self.resamples):
+            _, least, most = fitted(np.bincount(rng.integers(n, size=n), minlength=n))
+            draws = rng.random(sample.size)
+            lows.append(float((draws < least) @ counts))
+            highs.append(float((draws < most) @ counts))
         tail = (1 - self.level) / 2
-        low, high = np.quantile(totals, [tail, 1 - tail])
+        low, high = float(np.quantile(lows, tail)), float(np.quantile(highs, 1 - tail))
         # The plug-in fit may sit outside its own draws (a level of 1.0 over a
         # few fetches: every posterior draw is below it): the interval holds it.
         low, high = min(low, expected), max(high, expected)
