@@ -122,24 +122,28 @@ class RemainingEstimator:
         sample = np.concatenate([sampled, fetching])
         counts = np.concatenate([np.full(sampled.size, queued / max(sampled.size, 1)), np.ones(fetching.size)])
 
-        def fitted(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            """Pr(relevant) of each score of *sample*, the fetches counted
-            *times* each: the regression's, then — each fitted level drawn
-            from its posterior — the least and the most the monotone
-            assumption allows past the fetched scores (below the lowest:
-            from 0 up to its level; above the highest: from its level up to 1)."""
+        def regression(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """The fetched levels, their fitted Pr(relevant) and their weights,
+            the fetches counted *times* each."""
             weights = np.bincount(where, weights=times, minlength=len(levels))
             kept = weights > 0
             means = np.bincount(where, weights=times * outcomes, minlength=len(levels))[kept] / weights[kept]
-            fit = isotonic_regression(means, weights=weights[kept]).x  # in [0, 1]: a mean of outcomes in [0, 1]
-            plain = np.interp(sample, levels[kept], fit)
-            drawn = np.interp(sample, levels[kept], posterior_draw(fit, weights[kept], rng))
-            least, most = drawn.copy(), drawn
-            least[sample < levels[kept][0]] = 0.0
-            most[sample > levels[kept][-1]] = 1.0
-            return plain, least, most
+            return levels[kept], isotonic_regression(means, weights=weights[kept]).x, weights[kept]  # fit in [0, 1]
 
-        probabilities = fitted(np.ones(len(outcomes)))[0]
+        def bounds(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Pr(relevant) of each score of *sample*, each fitted level drawn
+            from its posterior: the least and the most the monotone assumption
+            allows past the fetched scores (below the lowest: from 0 up to its
+            level; above the highest: from its level up to 1)."""
+            at, fit, weights = regression(times)
+            least = np.interp(sample, at, posterior_draw(fit, weights, rng))
+            most = least.copy()
+            least[sample < at[0]] = 0.0
+            most[sample > at[-1]] = 1.0
+            return least, most
+
+        at, fit, _ = regression(np.ones(len(outcomes)))
+        probabilities = np.interp(sample, at, fit)  # past the fetched scores: the nearest level
         expected = float(probabilities @ counts)
         n = len(outcomes)
         # a bootstrap resample's counts (uniform multinomial) and Bernoulli
@@ -147,7 +151,7 @@ class RemainingEstimator:
         # the pages the least and the most it allows would hold
         lows, highs = [], []
         for _ in range(self.resamples):
-            _, least, most = fitted(np.bincount(rng.integers(n, size=n), minlength=n))
+            least, most = bounds(np.bincount(rng.integers(n, size=n), minlength=n))
             draws = rng.random(sample.size)
             lows.append(float((draws < least) @ counts))
             highs.append(float((draws < most) @ counts))
