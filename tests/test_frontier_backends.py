@@ -207,6 +207,15 @@ def test_the_scores_of_the_urls_in_flight_are_those_leased_and_not_settled(backe
     assert frontier.in_flight_scores() == pytest.approx([0.7])
 
 
+def test_a_first_in_first_out_frontier_has_no_scores_to_show() -> None:
+    frontier = MemoryFrontier(100, fifo=True)
+    frontier.open()
+    frontier.push("http://h/1", 0.9)
+    frontier.push("http://h/2", 0.1)
+    assert frontier.pop() is not None
+    assert frontier.sample_scores(10) == [] and frontier.in_flight_scores() == []
+
+
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design
 def test_closing_and_reopening_keeps_the_queue_and_the_seen_set(backend: Factory) -> None:
     frontier = backend()

@@ -593,6 +593,8 @@ class RedisFrontier:
     def in_flight_scores(self) -> list[float]:
         """This worker's leases less those prefetched (still to be handed out:
         counted as queued)."""
+        if self.fifo:
+            return []  # scores are ignored
         waiting = {fingerprint(entry.key) for entry in self._prefetched}
         return [score for fp, score in self._held.items() if fp not in waiting]
 

@@ -180,5 +180,5 @@ class Frontier(Protocol):
     def in_flight_scores(self) -> list[float]:
         """The scores of the URLs this crawler is fetching now (leased, not
         yet settled): found and not yet fetched, as the queued ones are, but
-        out of the queue."""
+        out of the queue. None in FIFO order (scores are ignored)."""
         ...

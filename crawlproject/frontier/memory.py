@@ -405,6 +405,8 @@ class MemoryFrontier:
         return len(self._leased)
 
     def in_flight_scores(self) -> list[float]:
+        if self.fifo:
+            return []  # scores are ignored
         return [score_of(HEADER.unpack_from(item)[0]) for item in self._leased.values()]
 
     def spilled(self) -> int:
