@@ -393,9 +393,9 @@ class MemoryFrontier:
             # also holds stale items (the old places of re-scored and evicted
             # URLs, up to twice the live ones): those drawn are dropped, so the
             # sample is a uniform one of the URLs queued now, with their scores now.
-            heap, tables = next(iter(self._slot_heaps.values())), self._tables
+            heap = next(iter(self._slot_heaps.values()))
             wanted = min(len(heap), -(-count * len(heap) // len(entries)))  # ≈ count live ones
-            drawn = [item for item in random.sample(heap, wanted) if entries.get(fingerprint(tables.key(item))) is item]
+            drawn = [item for item in random.sample(heap, wanted) if self._live(item)]
         return [score_of(HEADER.unpack_from(item)[0]) for item in drawn]
 
     def __len__(self) -> int:
@@ -653,15 +653,19 @@ class MemoryFrontier:
         heap = self._slot_heaps.get(slot)
         if heap is None:
             return None
-        entries, tables = self._entries, self._tables
         while heap:
             top = heap[0]
-            if entries.get(fingerprint(tables.key(top))) is top:
+            if self._live(top):
                 return top
             heapq.heappop(heap)
             self._heap_items -= 1
         del self._slot_heaps[slot]
         return None
+
+    def _live(self, item: bytes) -> bool:
+        """Whether a heap item is its URL's place in the queue now (not a stale
+        one, left by a re-score or an eviction)."""
+        return self._entries.get(fingerprint(self._tables.key(item))) is item
 
     def _after_pop(self, slot: int) -> None:
         self._resting.add(slot)
