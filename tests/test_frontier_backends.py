@@ -290,6 +290,35 @@ def test_the_redis_frontier_rescores_off_the_reactor(redis_server: RedisServer) 
     frontier.close()
 
 
+def test_the_redis_frontier_samples_its_scores_off_the_reactor(redis_server: RedisServer) -> None:
+    """The estimate of what is left samples the queue's scores every 50
+    fetches: in a crawl the draw runs in a thread (a paused Redis held the
+    reactor, and every download with it); the caller gets the last sample."""
+    from twisted.internet.defer import Deferred, succeed
+
+    handed: list[Any] = []
+
+    def in_thread(function: Any, *args: Any) -> Any:
+        if getattr(function, "__name__", "") in ("_execute", "_close_in_thread"):
+            return succeed(function(*args))
+        handed.append(Deferred())
+        handed[-1].addCallback(lambda _: function(*args))
+        return handed[-1]
+
+    frontier = RedisFrontier(redis.Redis.from_url(redis_server.url), f"test{next(_names)}:frontier", 1000,
+                             in_thread=in_thread)
+    frontier.open()
+    for i in range(5):
+        frontier.push(f"http://h/{i}", i / 10)
+    frontier.flush()
+    assert frontier.sample_scores(10) == []  # nothing drawn on the caller's thread
+    assert frontier.sample_scores(10) == [] and len(handed) == 1  # one draw at a time
+    handed[0].callback(None)  # what the thread does
+    assert sorted(frontier.sample_scores(10)) == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
+    assert len(handed) == 2  # and the next is on its way
+    frontier.close()
+
+
 @pytest.mark.parametrize("error", [0.01, 0.001])
 def test_the_redis_bloom_filter_never_refetches_and_its_false_positive_rate_is_the_one_configured(
     redis_server: RedisServer, error: float

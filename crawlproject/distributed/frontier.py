@@ -120,6 +120,8 @@ class RedisFrontier:
         self._prefetched: deque[FrontierEntry] = deque()
         self._batch_hosts: list[str] = []  # hosts this worker's current diversity batch has used
         self._held: dict[str, float] = {}  # fingerprint → score of the URLs this worker leases
+        self._sampling: Deferred[Any] | None = None  # a sample of the queue's scores on its way (off the reactor)
+        self._last_sample: list[float] = []
         self._queued = 0  # the last count Redis gave (queued, plus leased by others)
         self._outcomes: Counter[str] = Counter()
         self._renewal: task.LoopingCall | None = None
@@ -574,13 +576,34 @@ class RedisFrontier:
                 return trips
 
     def sample_scores(self, count: int) -> list[float]:
+        """Off the reactor, the sample the last draw brought (none before the
+        first lands); a new one is drawn in a thread meanwhile — a paused or
+        slow Redis must not stop the crawl for the estimate of what is left."""
         if self.fifo:
             return []
+        if not self.asynchronous:
+            self.round_trips += 1
+            return self._draw_sample(count)
+        if self._sampling is None:
+            assert self.in_thread is not None
+            self._sampling = self.in_thread(self._draw_sample, count)
+            self._sampling.addCallbacks(self._sampled, self._sample_failed)
+        return list(self._last_sample)
+
+    def _draw_sample(self, count: int) -> list[float]:
+        """The network part (safe in a thread: it touches no state)."""
         drawn = self.server.zrandmember(f"{self.key}:queue", count, withscores=True) or []
-        self.round_trips += 1
         if drawn and not isinstance(drawn[0], list | tuple):  # RESP2: member, score, member, score…
             drawn = list(zip(drawn[::2], drawn[1::2], strict=True))
         return [-float(score) for _, score in drawn]
+
+    def _sampled(self, scores: list[float]) -> None:
+        self._sampling, self._last_sample = None, scores
+        self.round_trips += 1
+
+    def _sample_failed(self, failure: Any) -> None:
+        self._sampling = None  # the last sample stays; the next asks again
+        logger.warning("A sample of the shared frontier %s's scores failed (%s)", self.key, failure.value)
 
     def __len__(self) -> int:
         """URLs queued, plus those other workers lease (they may come back,
