@@ -136,6 +136,12 @@ def test_a_worker_killed_with_sigkill_loses_no_url(redis_server: RedisServer, tm
         frontier = RedisFrontier(client, key, 1)
         leased, queued = frontier.leased_keys(), frontier.queued_keys()
         assert leased, "the killed worker held leases"
+        # The survivor starts once they have lapsed (their expiry, in ms, is their score in
+        # the leases set): a fast survivor could otherwise end its 400 pages before they do.
+        lapse = max(score for _, score in client.zrange(f"{key}:leases", 0, -1, withscores=True)) / 1000
+        while time.time() <= lapse:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
         survivor = worker(replay.proxy_url, redis_server.url, key, tmp_path / "survivor", 400, **settings)
         assert survivor.wait(timeout=300) == 0
     fetched = {r["canonical_url"] for name in ("doomed", "survivor") for r in history(tmp_path / name)}
