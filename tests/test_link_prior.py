@@ -203,6 +203,22 @@ def test_past_the_fetched_scores_the_interval_spans_all_the_monotone_fit_allows(
     assert above.expected == pytest.approx(0.0) and above.high > 90
 
 
+def test_links_found_on_one_page_are_one_piece_of_evidence() -> None:
+    """Sixty fetched links of one score, twenty from each of three pages: one
+    page's links all relevant, the others' none (a course list and two
+    others — siblings share their fate). That is three pages' evidence of
+    the rate, not sixty links': the interval for 600 queued links of the
+    score must reach from well below the third to well above it (resampled
+    link by link it was 129–292, as if the rate were known to ±0.1)."""
+    estimator = RemainingEstimator(seed=3)
+    for page, relevant in [("a", 1.0), ("b", 0.0), ("c", 0.0)]:
+        for _ in range(20):
+            estimator.observe(0.5, relevant, found_on=f"http://h/{page}.html")
+    found = estimator.estimate([0.5] * 600, 600)
+    assert found.expected == pytest.approx(200.0)
+    assert found.low < 100 and found.high > 350, found
+
+
 def test_the_links_being_fetched_count_as_left_each_for_itself() -> None:
     """Links in flight were found and are not fetched yet, as the queued ones,
     but out of the queue: each counts once (the queue's sample is scaled to

@@ -177,7 +177,7 @@ class CrawlProgress:
             else:
                 judge, relevance = getattr(strategy, "judge", None), item.get("relevance")
                 relevant = judge.expected_relevant(relevance) if judge is not None and relevance is not None else 0.0
-        self.remaining.observe(item.get("score"), relevant)
+        self.remaining.observe(item.get("score"), relevant, item.get("parent_url"))
         every = REMAINING_EVERY if self.fetched <= 1000 else 10 * REMAINING_EVERY  # a long crawl: less often
         if self.fetched % every == 0:
             found = self.estimate_remaining()

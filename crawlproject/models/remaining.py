@@ -10,7 +10,8 @@ random sample of their scores, scaled to the queue's size —
 
     left = Σ over queued links of Pr(relevant | its score),
 
-with an interval from bootstrap resamples of the fetched links (each a new
+with an interval from bootstrap resamples of the fetched links — by the
+page each was found on, whose links share their fate (each resample a new
 regression, its levels drawn from their Beta posteriors: posterior_draw)
 and the pages each then holds (binomial). No shape is assumed
 but "a higher score is no worse": scores below or above all fetched ones
@@ -34,6 +35,7 @@ estimate is a floor; as the crawl covers its sites it approaches the whole.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -79,27 +81,32 @@ class RemainingEstimator:
         self._rng = np.random.default_rng(seed)
         self.scores: list[float] = []  # of fetched links (at most KEPT: a uniform sample)
         self.outcomes: list[float] = []
+        self.groups: list[int] = []  # the page each was found on, as a number
         self.found = 0.0
         self.fetches = 0
         self._scored = 0  # fetched links with a score
 
-    def observe(self, score: float | None, relevant: float) -> None:
+    def observe(self, score: float | None, relevant: float, found_on: str | None = None) -> None:
         """A fetch: the link's score when it was fetched (None: a seed, which
-        tells nothing of scores) and the probability its page is relevant
-        (0 for a dead end)."""
+        tells nothing of scores), the probability its page is relevant (0
+        for a dead end) and the page the link was found on (links of one
+        page are resampled together; None: a link of its own)."""
         relevant = min(max(float(relevant), 0.0), 1.0)
         self.fetches += 1
         self.found += relevant
         if score is None or not math.isfinite(score):
             return
         self._scored += 1
+        # a stable number (the same every run, unlike hash()); a collision only merges two pages
+        group = zlib.crc32(found_on.encode()) if found_on is not None else -self._scored
         if len(self.scores) < KEPT:
             self.scores.append(float(score))
             self.outcomes.append(relevant)
+            self.groups.append(group)
         else:  # reservoir sampling: every fetched link kept with the same chance
             slot = int(self._rng.integers(self._scored))
             if slot < KEPT:
-                self.scores[slot], self.outcomes[slot] = float(score), relevant
+                self.scores[slot], self.outcomes[slot], self.groups[slot] = float(score), relevant, group
 
     def estimate(self, queued_scores: Sequence[float], queued: int, in_flight: Sequence[float] = ()) -> Remaining:
         """The relevant pages behind *queued* links, of which
@@ -145,13 +152,20 @@ class RemainingEstimator:
         at, fit, _ = regression(np.ones(len(outcomes)))
         probabilities = np.interp(sample, at, fit)  # past the fetched scores: the nearest level
         expected = float(probabilities @ counts)
-        n = len(outcomes)
-        # a bootstrap resample's counts (uniform multinomial) and Bernoulli
-        # draws, each as the cheaper equivalent numpy call (this runs 100× per estimate):
+        # A bootstrap resample draws the pages the fetched links were found on,
+        # each with all its fetched links: links of one page share their fate
+        # (topical locality), and 30 siblings from one list are not 30
+        # independent trials. Resampling single links made the interval too
+        # narrow where the web comes in such clusters (bench.remaining: on
+        # WebKB at 300 fetches it held the truth in 79 % of crawls; by page, 87 %).
+        _, group_of = np.unique(np.array(self.groups), return_inverse=True)
+        pages = int(group_of.max()) + 1
+        # a resample's counts (uniform multinomial) and Bernoulli draws, each
+        # as the cheaper equivalent numpy call (this runs 100× per estimate):
         # the pages the least and the most it allows would hold
         lows, highs = [], []
         for _ in range(self.resamples):
-            least, most = bounds(np.bincount(rng.integers(n, size=n), minlength=n))
+            least, most = bounds(np.bincount(rng.integers(pages, size=pages), minlength=pages)[group_of])
             draws = rng.random(sample.size)
             lows.append(float((draws < least) @ counts))
             highs.append(float((draws < most) @ counts))
