@@ -44,7 +44,7 @@ from sklearn.metrics import roc_auc_score
 
 from bench.common import ROOT, write_section
 from bench.quality import corpus_files, data_folder, sample_topics
-from bench.runner import CrawlJob, Variant, run_crawl_job
+from bench.runner import CrawlJob, Variant, crawls_to_run, run_crawl_job
 from bench.topic_models import draw_examples
 from crawlproject.corpus.reader import Corpus, load_corpus
 from crawlproject.evaluation.evaluate import read_crawl
@@ -223,7 +223,7 @@ def main() -> int:
     jobs = [CrawlJob(variant, t, 2, args.fetches, data / "crawls" / t.id, axis="fetches") for t in topics]
     print(f"{name}: {len(jobs)} topics, one {args.fetches}-fetch link-learner crawl each (Task 2)", flush=True)
     with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
-        todo = [j for j in jobs if not (j.folder / "summary.json").exists()]
+        todo = crawls_to_run(jobs, reuse=True)  # a re-run measures the judges on the same crawls
         futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             if future.result().returncode != 0:

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, SECTIONS, write_section
-from bench.runner import NEEDS_EXAMPLES, NEEDS_MODEL, CrawlJob, Variant, run_crawl_job
+from bench.runner import (
+    NEEDS_EXAMPLES,
+    NEEDS_MODEL,
+    CrawlJob,
+    Variant,
+    crawls_to_run,
+    run_crawl_job,
+)
 from bench.topic_models import (
     PROTOCOLS,
     draw_examples,
@@ -245,7 +252,7 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument(
         "--reuse-crawls", action="store_true",
-        help="keep crawls that already finished under --data (resume, or re-evaluate only)",
+        help="keep crawls that already finished under --data (resume, or re-evaluate only); without it every crawl is made anew",
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -302,9 +309,7 @@ def main() -> int:
         ]
         print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of "
               f"{budgets[-1]} pages", flush=True)
-        todo = [j for j in jobs if not (args.reuse_crawls and (j.folder / "summary.json").exists())]
-        if len(todo) < len(jobs):
-            print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
+        todo = crawls_to_run(jobs, args.reuse_crawls)
         futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             job, completed = futures[future], future.result()

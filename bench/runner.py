@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -76,6 +77,21 @@ class CrawlJob:
     @property
     def strategy(self) -> str:
         return self.variant.label
+
+
+def crawls_to_run(jobs: list[CrawlJob], reuse: bool) -> list[CrawlJob]:
+    """The jobs to crawl: all, or (*reuse*) those without a finished crawl.
+    A folder a job to run already has (an earlier run's crawl, or one cut
+    short) is cleared first: a crawl refuses a folder holding another."""
+    todo = [job for job in jobs if not (reuse and (job.folder / "summary.json").exists())]
+    if len(todo) < len(jobs):
+        print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
+    stale = [job.folder for job in todo if job.folder.exists()]
+    if stale:
+        print(f"  replacing {len(stale)} crawl folders of an earlier run", flush=True)
+        for folder in stale:
+            shutil.rmtree(folder)
+    return todo
 
 
 def run_crawl_job(

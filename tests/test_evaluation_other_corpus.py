@@ -77,3 +77,12 @@ def test_quality_benchmark_runs_unchanged_on_another_corpus(tmp_path: Path) -> N
     assert {c["strategy"] for c in result["crawls"]} == {"breadth-first", "best-first", "path-oracle"}
     assert (out / "report.md").read_text().count("| path-oracle |") >= 2
     assert (out / "task1-harvest.png").exists()
+    # Run again into the same folders: the earlier crawls are made anew (a
+    # crawl refuses a folder that holds another; this failed every crawl before).
+    again = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "3",
+         "--budgets", "10,30", "--strategies", "breadth-first", "--no-write", "--out", str(out), "--data", str(data)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "replacing" in again.stdout and "crawl folders of an earlier run" in again.stdout
