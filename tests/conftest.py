@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -185,12 +186,18 @@ def write_warc(path: Path, pages: list[tuple[str, int, list[tuple[str, str]], by
     return path
 
 
+#: our spiders settle their output folder when built: not in the checkout's crawls/
+_SCHEDULER_OUTPUTS = tempfile.TemporaryDirectory(prefix="open-scheduler-")
+
+
 def open_scheduler(
     spider_cls: type[Spider], settings: dict[str, object] | None = None, **spider_kwargs: Any
 ) -> tuple[Crawler, FrontierScheduler, Spider]:
     """A FrontierScheduler opened for a spider, as Crawler.crawl would build it
     in a project with the add-on (``ADDONS={}`` in *settings*: without it)."""
-    crawler = get_crawler(spider_cls, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, **(settings or {})})
+    crawler = get_crawler(spider_cls, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0},
+                                       "FOCUS_OUTPUT_DIR": f"{_SCHEDULER_OUTPUTS.name}/%(name)s-%(job)s",
+                                       **(settings or {})})
     crawler._apply_settings()  # noqa: SLF001 (builds stats, as Crawler.crawl does)
     spider = spider_cls.from_crawler(crawler, **spider_kwargs)
     crawler.spider = spider

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
@@ -13,6 +15,9 @@ from crawlproject.strategies.shark_search import (
 )
 from crawlproject.web.meta import DEPTH_BUDGET as DEPTH_KEY
 from crawlproject.web.meta import INHERITED as INHERITED_KEY
+
+if TYPE_CHECKING:
+    from pathlib import Path
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer, cosine
 
@@ -90,12 +95,13 @@ def test_fish_search_is_binary_and_ignores_the_neighborhood() -> None:
     assert fish.child_state(irrelevant, 0.0)[DEPTH_KEY] == 1
 
 
-def test_spiders_build_their_strategies_from_settings() -> None:
+def test_spiders_build_their_strategies_from_settings(tmp_path: Path) -> None:
     from scrapy.utils.test import get_crawler
 
     from crawlproject.spiders.sharksearch import FishSearchSpider, SharkSearchSpider
 
-    settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7}
+    settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
+                "FOCUS_OUTPUT_DIR": str(tmp_path / "%(name)s")}  # a spider settles its output folder when built
     shark_spider = SharkSearchSpider.from_crawler(get_crawler(SharkSearchSpider, settings), query="jazz", seeds="http://h/")
     strategy = shark_spider.strategy
     assert isinstance(strategy, SharkSearchStrategy)
