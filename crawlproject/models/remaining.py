@@ -158,8 +158,9 @@ class RemainingEstimator:
         # each with all its fetched links: links of one page share their fate
         # (topical locality), and 30 siblings from one list are not 30
         # independent trials. Resampling single links made the interval too
-        # narrow where the web comes in such clusters (bench.remaining: on
-        # WebKB at 300 fetches it held the truth in 79 % of crawls; by page, 87 %).
+        # narrow where the web comes in such clusters (on the queues of
+        # bench.remaining's WebKB crawls at 300 fetches, 79 % of intervals
+        # held the truth; by page, 87 %: BENCHMARKS `remaining`).
         _, group_of = np.unique(np.array(self.groups), return_inverse=True)
         pages = int(group_of.max()) + 1
         # a resample's counts (uniform multinomial) and Bernoulli draws, each
