@@ -43,7 +43,8 @@ def cells(sections: list[str]) -> list[dict[str, Any]]:
     found = []
     for section in sections:
         evaluation = json.loads((data_folder(section) / "eval.json").read_text(encoding="utf-8"))
-        axis = "fetches" if "fetch" in section else "ok"
+        # what the budgets counted (bench.quality --axis); an old eval.json without it: its section's name
+        axis = evaluation.get("axis") or ("fetches" if "fetch" in section else "ok")
         tasks = sorted({crawl["task"] for crawl in evaluation["crawls"]})
         for task in tasks:
             for budget in map(str, evaluation["budgets"]):
