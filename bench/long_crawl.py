@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import shutil
 import subprocess
 import sys
 import threading
@@ -70,8 +72,20 @@ def sample_rss(pid: int, history: Path, done: threading.Event, out: list[tuple[f
         out.append((time.monotonic() - started, rss, pages, times.user + times.system))
 
 
-def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -> dict[str, Any]:
+def prepare_folder(folder: Path) -> bool:
+    """A spider's work folder for a new run: a crawl stopped midway is kept
+    (its JOBDIR resumes it); a finished one is cleared — resumed, it would
+    append a new crawl to the old history and measure both. True if kept."""
+    if (folder / "crawl" / "summary.json").exists():
+        print(f"  {folder}: a finished crawl of an earlier run, made anew", flush=True)
+        shutil.rmtree(folder)
+    resumed = (folder / "job").exists()
     folder.mkdir(parents=True, exist_ok=True)
+    return resumed
+
+
+def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -> dict[str, Any]:
+    prepare_folder(folder)
     settings = {
         **LOOPBACK_SPEED, "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder / "crawl"),
         "CLOSESPIDER_ITEMCOUNT": str(pages), "LOG_LEVEL": "INFO", "LOG_FILE": str(folder / "crawl.log"),
@@ -122,7 +136,8 @@ def analyse(spider: str, folder: Path, samples: list[tuple[float, int, int, floa
     return {
         "spider": spider, "pages": len(times), "windows": windows, "cpu_ms": cpu, "samples": samples,
         "ratio": windows[-1] / windows[0] if len(windows) >= 2 else float("nan"),
-        "cpu_ratio": cpu[-1] / cpu[0] if len(cpu) >= 2 else float("nan"),
+        # a window without CPU samples (a resumed crawl's earlier pages) has none to compare
+        "cpu_ratio": cpu[-1] / cpu[0] if len(cpu) >= 2 and cpu[0] > 0 else math.nan,
         "rss_quarters_mb": quarters, "rss_max_mb": max(sample[1] for sample in samples) / 2**20 if samples else 0,
         "summary": {k: summary.get(k) for k in ("pages_fetched", "pages_ok", "elapsed_seconds", "pages_per_second",
                                                 "finish_reason", "near_duplicates", "sitemaps")},
