@@ -85,7 +85,8 @@ def prepare_folder(folder: Path) -> bool:
 
 
 def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -> dict[str, Any]:
-    prepare_folder(folder)
+    if prepare_folder(folder):
+        print(f"  {folder}: resuming the crawl stopped there", flush=True)
     settings = {
         **LOOPBACK_SPEED, "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder / "crawl"),
         "CLOSESPIDER_ITEMCOUNT": str(pages), "LOG_LEVEL": "INFO", "LOG_FILE": str(folder / "crawl.log"),
