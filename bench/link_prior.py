@@ -21,6 +21,8 @@ under .cache/bench/link-prior/ (for bench.quality: ``FOCUS_LEARNER_PRIOR``);
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import statistics
 import time
 import zlib
@@ -37,9 +39,24 @@ from crawlproject.models.link_prior import FEATURES, SHIPPED, LinkPrior
 CORPORA = ROOT.parent / "shared" / "corpora"
 
 
+#: the modules whose code makes a corpus's examples: a change to any of them makes them anew
+EXAMPLE_MAKERS = (
+    "crawlproject.evaluation.link_prior", "crawlproject.evaluation.topics", "crawlproject.models.link_prior",
+    "crawlproject.models.training_graph", "crawlproject.models.shark_search", "crawlproject.web.text",
+)
+
+
+def examples_version() -> int:
+    """What the cached examples were made by: the features' names and the
+    code of :data:`EXAMPLE_MAKERS` (a re-run after a change to how links
+    are described or topics derived measures anew, not from old examples)."""
+    sources = [" ".join(FEATURES)] + [inspect.getsource(importlib.import_module(name)) for name in EXAMPLE_MAKERS]
+    return zlib.crc32("\0".join(sources).encode())
+
+
 def examples_of(name: str, pages: int, data: Path) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every topic's examples of corpus *name* (cached under *data*)."""
-    version = zlib.crc32(" ".join(FEATURES).encode())  # new features: new examples
+    version = examples_version()
     cache = data / f"{name}-{pages}-{version:08x}.npz"
     if cache.exists():
         with np.load(cache) as saved:
