@@ -12,11 +12,13 @@ person, after reading the run) writes: ``<!-- figure: … -->`` and
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
 import statistics
 import subprocess
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +35,30 @@ GROUPS = (
                        "focused-", "queries-", "infospiders-", "link-value-")),
     ("Refresh and search", ("refresh-", "symbiosis-")),
 )
+
+
+def code_stamp(*modules: str) -> str:
+    """What code made a cached result: a hash of the source of *modules*
+    (a package: every .py file under it). A cache kept under this stamp is
+    made anew after any change to that code, so a re-run measures the
+    code it is run at.
+
+    >>> code_stamp("bench.common") == code_stamp("bench.common") != code_stamp("bench.common", "bench")
+    True
+    """
+    files: set[Path] = set()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ValueError(f"no module {name}")
+        if spec.submodule_search_locations:
+            files.update(p for folder in spec.submodule_search_locations for p in Path(folder).rglob("*.py"))
+        else:
+            files.add(Path(spec.origin))
+    stamp = 0
+    for path in sorted(files):
+        stamp = zlib.crc32(path.read_bytes(), zlib.crc32(path.name.encode(), stamp))
+    return f"{stamp:08x}"
 
 
 def machine() -> str:

@@ -21,8 +21,6 @@ under .cache/bench/link-prior/ (for bench.quality: ``FOCUS_LEARNER_PRIOR``);
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import statistics
 import time
 import zlib
@@ -31,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from bench.common import ROOT, write_section
+from bench.common import ROOT, code_stamp, write_section
 from bench.quality import corpus_files, data_folder
 from crawlproject.evaluation.link_prior import corpus_link_examples, fit_across_topics
 from crawlproject.models.link_prior import FEATURES, SHIPPED, LinkPrior
@@ -50,8 +48,7 @@ def examples_version() -> int:
     """What the cached examples were made by: the features' names and the
     code of :data:`EXAMPLE_MAKERS` (a re-run after a change to how links
     are described or topics derived measures anew, not from old examples)."""
-    sources = [" ".join(FEATURES)] + [inspect.getsource(importlib.import_module(name)) for name in EXAMPLE_MAKERS]
-    return zlib.crc32("\0".join(sources).encode())
+    return zlib.crc32(" ".join(FEATURES).encode(), int(code_stamp(*EXAMPLE_MAKERS), 16))
 
 
 def examples_of(name: str, pages: int, data: Path) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -29,7 +29,7 @@ from sklearn.metrics import roc_auc_score
 
 from bench.common import ROOT, median, write_section
 from bench.quality import corpus_files, sample_topics, topic_ids
-from bench.topic_models import held_out_hosts, train_lookahead_model
+from bench.topic_models import held_out_hosts, models_folder, train_lookahead_model
 from crawlproject.corpus.reader import load_corpus
 from crawlproject.evaluation.topics import derive_topics, relevant_set
 from crawlproject.models.graph import discounted_targets
@@ -78,7 +78,7 @@ def main() -> int:
     else:
         topics = sample_topics(topics, args.topics, args.seed)
     out = ROOT / "bench" / "results" / args.name
-    models = (args.models or out / "models").resolve()
+    models = models_folder((args.models or out / "models").resolve())
     graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")
     graph.labels = corpus.labels
     rows: list[dict[str, Any]] = []

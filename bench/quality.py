@@ -41,6 +41,7 @@ from bench.runner import (
 from bench.topic_models import (
     PROTOCOLS,
     draw_examples,
+    models_folder,
     train_examples_model,
     train_lookahead_model,
     train_topic_model,
@@ -88,7 +89,7 @@ def train_models(
     """The models each strategy needs, one per topic, kept from the topic's
     answers by *protocol* (bench.topic_models): (strategy, topic
     id) → (file, good)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    models_folder(folder)
     started = time.monotonic()
     models: dict[tuple[str, str], tuple[Path, str]] = {}
     graph = None

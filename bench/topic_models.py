@@ -20,10 +20,12 @@ but its seeds, and no ancestor with pages, keeps its category.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.common import code_stamp
 from crawlproject.corpus.labels import is_relevant
 from crawlproject.evaluation.topics import relevant_set
 from crawlproject.models.examples import Examples
@@ -38,6 +40,27 @@ if TYPE_CHECKING:
     from crawlproject.corpus.reader import Corpus
     from crawlproject.evaluation.topics import Topic
     from crawlproject.models.training_graph import TrainingGraph
+
+
+#: the code that trains a benchmark's topic models: the package and this module
+TRAINED_BY = ("crawlproject", "bench.topic_models")
+
+
+def models_folder(folder: Path) -> Path:
+    """*folder*, ready for a run's topic models: models an earlier run
+    trained are reused (each ``train_*`` function keeps an existing file)
+    only if they were trained by the code this run is at; else the folder is
+    emptied and they are trained anew (a re-run after a change to a
+    classifier, the topics or the text pipeline measured old models)."""
+    stamp = code_stamp(*TRAINED_BY)
+    marker = folder / "trained-by.txt"
+    if folder.exists() and (not marker.exists() or marker.read_text(encoding="utf-8").strip() != stamp):
+        if any(folder.iterdir()):
+            print(f"  models in {folder} were trained by other code: training them anew", flush=True)
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(stamp + "\n", encoding="utf-8")
+    return folder
 
 
 #: How a topic's models are kept from its answers: ``host-disjoint`` (above);

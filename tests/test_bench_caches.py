@@ -1,0 +1,40 @@
+"""The benchmarks' caches measure the code a run is at: topic models and
+link examples an earlier run made are reused only when the code that made
+them is unchanged."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bench import link_prior, topic_models
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+
+def test_models_trained_by_other_code_are_trained_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "models"
+    topic_models.models_folder(folder)
+    (folder / "course-cornell.npz").write_bytes(b"a model")
+    # The same code: the earlier run's models are kept (each train_* function reuses a file).
+    assert (topic_models.models_folder(folder) / "course-cornell.npz").exists()
+    # A change to the code that trains them: the folder is emptied.
+    monkeypatch.setattr(topic_models, "code_stamp", lambda *modules: "another code")
+    topic_models.models_folder(folder)
+    assert not (folder / "course-cornell.npz").exists() and folder.is_dir()
+
+
+def test_models_of_a_run_that_kept_no_stamp_are_trained_anew(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "link-value-course-cornell.npz").write_bytes(b"a model of an older bench")
+    topic_models.models_folder(folder)
+    assert list(folder.iterdir()) == [folder / "trained-by.txt"]
+
+
+def test_the_link_examples_cache_follows_the_code_that_makes_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = link_prior.examples_version()
+    monkeypatch.setattr(link_prior, "code_stamp", lambda *modules: "0000beef")
+    assert link_prior.examples_version() != before
