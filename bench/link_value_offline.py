@@ -78,7 +78,8 @@ def main() -> int:
     else:
         topics = sample_topics(topics, args.topics, args.seed)
     out = ROOT / "bench" / "results" / args.name
-    models = models_folder((args.models or out / "models").resolve())
+    # models a user names are theirs to reuse; the bench's own are trained anew after a code change
+    models = args.models.resolve() if args.models else models_folder(out / "models")
     graph = link_graph(warc, window=10, cache_dir=ROOT / ".cache")
     graph.labels = corpus.labels
     rows: list[dict[str, Any]] = []

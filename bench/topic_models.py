@@ -20,7 +20,6 @@ but its seeds, and no ancestor with pages, keeps its category.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,9 +54,11 @@ def models_folder(folder: Path) -> Path:
     stamp = code_stamp(*TRAINED_BY)
     marker = folder / "trained-by.txt"
     if folder.exists() and (not marker.exists() or marker.read_text(encoding="utf-8").strip() != stamp):
-        if any(folder.iterdir()):
-            print(f"  models in {folder} were trained by other code: training them anew", flush=True)
-        shutil.rmtree(folder)
+        stale = [*folder.glob("*.npz"), *folder.glob("*.tmp")]  # what the train_* functions write
+        if stale:
+            print(f"  {len(stale)} models in {folder} were trained by other code: training them anew", flush=True)
+        for path in stale:
+            path.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(stamp + "\n", encoding="utf-8")
     return folder
