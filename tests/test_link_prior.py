@@ -257,6 +257,23 @@ def test_a_crawl_shows_what_is_left_and_stops_when_a_fetch_brings_too_little(web
     assert "left ≈" in result.log and "FOCUS_STOP_BELOW" in result.log
 
 
+def test_a_crawl_whose_strategy_has_no_judge_makes_no_estimate(webkb_replay: Any, tmp_path: Path) -> None:
+    """Breadth-first judges no page: it used to report "left: unknown (no
+    page relevant by the judge yet)" to its end, and a summary's estimate of
+    nothing; with the labels it estimates from them (bench.remaining)."""
+    settings = {"CLOSESPIDER_ITEMCOUNT": 120, "LOGSTATS_INTERVAL": 0.5}
+    blind = run_crawl("breadthfirst", tmp_path / "judge", UNIVERSITY_HOMES, webkb_replay.proxy_url, settings=settings)
+    assert blind.returncode == 0, blind.log[-3000:]
+    assert blind.summary["pages_fetched"] >= 100
+    progress = [line for line in blind.log.splitlines() if "Progress:" in line]
+    assert progress and not any("left" in line for line in progress), progress
+    assert "remaining" not in blind.summary
+    labelled = run_crawl("breadthfirst", tmp_path / "labels", UNIVERSITY_HOMES, webkb_replay.proxy_url, settings={
+        **settings, "FOCUS_LABELS": str(WEBKB_LABELS), "FOCUS_RELEVANT": "course", "FOCUS_REMAINING_FROM": "labels"})
+    assert labelled.returncode == 0, labelled.log[-3000:]
+    assert labelled.summary["remaining"]["from"] == "labels"
+
+
 def test_scrapy_train_learns_a_link_prior_on_a_users_own_labelled_corpus(tmp_path: Path) -> None:
     """A small site of two topics (jazz, poetry): each index page links to
     its topic's pages and to a few of the other's; the trained prior loads

@@ -169,6 +169,8 @@ class CrawlProgress:
         strategy = getattr(spider, "strategy", None)
         if strategy is None:
             return  # a plain spider: no scores, no topic
+        if self.remaining_from == "judge" and getattr(strategy, "judge", None) is None:
+            return  # breadth-first, the oracles, …: no verdicts to estimate from (a "left: unknown" forever)
         relevant = 0.0
         if item.get("status") == 200 and not item.get("near_duplicate_of"):
             if self.remaining_from == "labels":
