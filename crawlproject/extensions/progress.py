@@ -169,7 +169,8 @@ class CrawlProgress:
         strategy = getattr(spider, "strategy", None)
         if strategy is None:
             return  # a plain spider: no scores, no topic
-        if self.remaining_from == "judge" and getattr(strategy, "judge", None) is None:
+        judge = getattr(strategy, "judge", None)
+        if self.remaining_from == "judge" and judge is None:
             return  # breadth-first, the oracles, …: no verdicts to estimate from (a "left: unknown" forever)
         relevant = 0.0
         if item.get("status") == 200 and not item.get("near_duplicate_of"):
@@ -177,8 +178,9 @@ class CrawlProgress:
                 assert self.labels is not None
                 relevant = float(is_relevant(self.labels.get(item.get("canonical_url", "")), self.relevant))
             else:
-                judge, relevance = getattr(strategy, "judge", None), item.get("relevance")
-                relevant = judge.expected_relevant(relevance) if judge is not None and relevance is not None else 0.0
+                assert judge is not None  # the judge's verdicts: a strategy without a judge returned above
+                relevance = item.get("relevance")
+                relevant = judge.expected_relevant(relevance) if relevance is not None else 0.0
         self.remaining.observe(item.get("score"), relevant, item.get("parent_url"))
         every = REMAINING_EVERY if self.fetched <= 1000 else 10 * REMAINING_EVERY  # a long crawl: less often
         if self.fetched % every == 0:
