@@ -15,11 +15,11 @@ from crawlproject.strategies.shark_search import (
 )
 from crawlproject.web.meta import DEPTH_BUDGET as DEPTH_KEY
 from crawlproject.web.meta import INHERITED as INHERITED_KEY
+from crawlproject.web.page import Page
+from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:
     from pathlib import Path
-from crawlproject.web.page import Page
-from crawlproject.web.text import TermAnalyzer, cosine
 
 ANALYZER = TermAnalyzer(stem=False)
 
