@@ -97,6 +97,11 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_FRONTIER_ORDER": _choice("score", "score", "fifo"),
     # Hand out the best request whose download slot can take one now (off: the global best)
     "FOCUS_SLOT_AWARE": _bool(True),
+    # What a crawl's budget is (frontier.scheduler): pages (a ready slot takes a URL only
+    # among the N best queued; focused spiders) or time (fill every ready slot; plain spiders)
+    "FOCUS_OBJECTIVE": _choice("time", "time", "pages"),
+    # N of the pages objective: the best queued URLs a ready slot may take (0: CONCURRENT_REQUESTS)
+    "FOCUS_PAGES_WINDOW": _int(0),
     # Past FOCUS_FRONTIER_MAX: spill the lowest-ranked to disk, or drop them (counted)
     "FOCUS_FRONTIER_OVERFLOW": _choice("spill", "spill", "drop"),
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),

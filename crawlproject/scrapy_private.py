@@ -124,7 +124,11 @@ class SlotWatch:
         if key is not None:
             self.watched.add(str(key))
 
-    def busy(self, handed_out: Mapping[str, int]) -> set[str]:
+    def busy(self, handed_out: Mapping[str, int], wait_in_slot: bool = False) -> set[str]:
+        """The slots that cannot take a request now. With *wait_in_slot* a
+        slot with a delay and nothing outstanding can, even before its delay
+        is over: the request waits the rest of it in the slot, and the
+        downloader's own timer sends it — no one has to wake the engine then."""
         engine = engine_of(self.crawler)
         downloader = getattr(engine, "downloader", None) if engine is not None else None
         slots = getattr(downloader, "slots", None) or {}
@@ -139,7 +143,7 @@ class SlotWatch:
             delay = getattr(slot, "delay", 0.0)
             concurrency = getattr(slot, "concurrency", 1)
             if outstanding >= concurrency or (
-                delay and (outstanding or now - getattr(slot, "lastseen", 0.0) < delay)
+                delay and (outstanding or (not wait_in_slot and now - getattr(slot, "lastseen", 0.0) < delay))
             ):
                 busy.add(key)
             elif not slot.active and concurrency >= 1:

@@ -141,6 +141,20 @@ def test_a_busy_slot_is_skipped_while_another_has_urls() -> None:
     assert frontier.pop().url == "http://a/2"  # type: ignore[union-attr]
 
 
+def test_with_a_window_a_ready_slot_takes_only_a_url_among_the_best() -> None:
+    """The pages objective: a poor URL of a free slot waits while N better
+    ones wait for their busy slot."""
+    frontier = MemoryFrontier(100)
+    for i in range(3):
+        frontier.push(f"http://a/{i}", 0.9 - i / 10, slot="a")
+    frontier.push("http://b/1", 0.1, slot="b")
+    assert frontier.pop(skip={"a"}, window=3) is None  # 3 of a's rank above b's
+    assert frontier.pop(skip={"a", "b"}, window=4) is None  # every slot busy: nothing, not the best anyway
+    assert frontier.pop(skip={"a"}, window=4).url == "http://b/1"  # type: ignore[union-attr]  # b's is 4th best
+    assert frontier.pop(skip=(), window=1).url == "http://a/0"  # type: ignore[union-attr]
+    assert len(frontier) == 2
+
+
 def test_ties_pop_first_in_first_out() -> None:
     frontier = MemoryFrontier(100)
     for i in range(10):
@@ -363,9 +377,11 @@ def test_payloads_are_freed_with_their_last_url() -> None:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int) -> None:
+@pytest.mark.parametrize("window", [0, 1, 3, 12])
+def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int) -> None:
     """Against the obvious model: the best URL (ties first in, first out)
-    among the slots not busy, else the best URL of all — raises included."""
+    among the slots not busy, else the best URL of all — raises included;
+    with a window, only among the *window* best URLs, else none."""
     rng = random.Random(seed)
     frontier = MemoryFrontier(10_000)
     model: dict[str, tuple[float, int]] = {}
@@ -380,12 +396,14 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int) -> None:
                 model[url], seq = (score, seq), seq + 1
         else:
             busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
-            entry = frontier.pop(busy)
-            ready = {url: rank for url, rank in model.items() if host_of(url) not in busy} or model
+            entry = frontier.pop(busy, window)
+            order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
+            eligible = order[:window] if window else order
+            ready = [url for url in eligible if host_of(url) not in busy] or ([] if window else order)
             if not ready:
                 assert entry is None
                 continue
-            best = min(ready, key=lambda url: (-ready[url][0], ready[url][1]))
+            best = ready[0]
             assert entry is not None and entry.url == best
             del model[best]
             fetched.add(best)

@@ -40,6 +40,7 @@ import time
 from collections import Counter, deque
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 import xxhash
 from redis.exceptions import NoScriptError
@@ -416,16 +417,24 @@ class RedisFrontier:
             self._payload_ids[id(payload)] = known
         return known[1], known[2]
 
-    def pop(self, skip: Container[str] = ()) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
-        way: it wakes the engine when it lands)."""
+        way: it wakes the engine when it lands). The prefetch is best first:
+        the best of a slot not in *skip*, with *window* among its first
+        *window* only (Frontier.pop)."""
         if self.asynchronous:
             if len(self._prefetched) <= self.prefetch // 2:
                 self._round_trip(pop=self.prefetch)
         elif not self._prefetched:
             self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
-        return self._prefetched.popleft() if self._prefetched else None
+        for index, entry in enumerate(self._prefetched):
+            if window and index >= window:
+                return None
+            if not skip or (urlsplit(entry.url).hostname or "") not in skip:
+                del self._prefetched[index]
+                return entry
+        return None if window or not self._prefetched else self._prefetched.popleft()
 
     def _fill(self, result: list[Any]) -> None:
         dropped, popped, hosts = int(result[0]), int(result[1]), int(result[2])

@@ -128,10 +128,16 @@ class Frontier(Protocol):
         """
         ...
 
-    def pop(self, skip: Container[str] = ()) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
         """Lease and return the best URL the diversity rule allows, or
         ``None`` when nothing is queued. A URL of a download slot in *skip*
-        (busy now) is taken only when every slot with URLs is in it."""
+        (busy now) is taken only when every slot with URLs is in it.
+
+        With *window* > 0 (a crawl whose budget is pages) a URL of a slot
+        not in *skip* is taken only when fewer than *window* queued URLs rank
+        above it, and none is taken from a slot in *skip*: ``None`` then,
+        though URLs are queued — the best wait for their slots. A backend
+        that prefetches may count within what it prefetched."""
         ...
 
     def claim(

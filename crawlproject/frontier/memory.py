@@ -271,11 +271,13 @@ class MemoryFrontier:
         self._journal_queued(fp, item)
         return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
-    def pop(self, skip: Container[str] = ()) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
         """The best URL, from a download slot not in *skip* when any other
-        slot has URLs (a slot that cannot take a request now)."""
+        slot has URLs (a slot that cannot take a request now); with
+        *window*, only one that fewer than *window* queued URLs rank above
+        (Frontier.pop)."""
         self._refill()
-        item = self._pop_item(skip)
+        item = self._pop_item(skip, window)
         if item is None:
             return None
         return self._entry(item)
@@ -609,7 +611,7 @@ class MemoryFrontier:
         if self._heap_items > limit or (self._lowest is not None and len(self._lowest) > limit):
             self._rebuild()
 
-    def _pop_item(self, skip: Container[str]) -> bytes | None:
+    def _pop_item(self, skip: Container[str], window: int = 0) -> bytes | None:
         queue, slots = self._slot_queue, self._tables.slot_names
         skipped: list[tuple[bytes, int]] = []  # busy slots, best first
         try:
@@ -621,9 +623,12 @@ class MemoryFrontier:
                     if skip and slots[slot] in skip:
                         skipped.append((top, slot))
                         continue
+                    if window and skipped and self._ranked_above(skipped, top, window) >= window:
+                        skipped.append((top, slot))  # put back with the busy ones
+                        return None  # too far down: the best wait for their slots
                 elif self._end_batch(only_if_pending=True):
                     continue  # only slots of the current batch had URLs: the batch ends early
-                elif skipped:
+                elif skipped and not window:
                     top, slot = skipped.pop(0)  # every slot is busy: the best URL anyway
                 else:
                     return None
@@ -643,6 +648,26 @@ class MemoryFrontier:
         finally:
             for top, slot in skipped:
                 heapq.heappush(queue, (top, slot))
+
+    def _ranked_above(self, slots: list[tuple[bytes, int]], item: bytes, limit: int) -> int:
+        """How many live items of *slots* rank above *item*, counted up to
+        *limit*: a walk down each slot's heap that stops where an item ranks
+        below *item* (its children rank lower still)."""
+        count = 0
+        for slot in {slot for _, slot in slots}:  # the slot queue may name a slot twice
+            heap = self._slot_heaps.get(slot, [])
+            stack = [0] if heap else []
+            while stack:
+                index = stack.pop()
+                node = heap[index]
+                if node >= item:
+                    continue
+                if self._live(node):
+                    count += 1
+                    if count >= limit:
+                        return count
+                stack.extend(child for child in (2 * index + 1, 2 * index + 2) if child < len(heap))
+        return count
 
     def _queue_slot(self, slot: int, top: bytes) -> None:
         self._slot_top[slot] = top

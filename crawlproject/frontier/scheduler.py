@@ -14,6 +14,13 @@ engine tests pass against it (make test runs them) — and joins small pieces:
   holds queued URLs, pops the best one whose download slot can take a
   request now, breaks ties as Scrapy's queues do (crawlproject.frontier.ties)
   and spills what passes its bound to disk;
+* the crawl's objective (``FOCUS_OBJECTIVE``): when the budget is *time*
+  (plain spiders) every ready slot takes the best URL it has, as Scrapy's
+  ``DownloaderAwarePriorityQueue`` fills slots; when it is *pages* (focused
+  spiders) a ready slot takes a URL only among the N best queued
+  (``FOCUS_PAGES_WINDOW``) and otherwise nothing: a free host never spends
+  a page of the budget on a poor link while the good ones wait for theirs
+  (docs/architecture.md, "The crawl's objective");
 * the codec (crawlproject.frontier.codec) turns a Request into what a queued
   URL keeps, and back;
 * Best-N-First batches (crawlproject.frontier.batches), with
@@ -122,6 +129,14 @@ class PageBudget:
             self.answered_ok += 1
 
 
+def pages_window(settings: Any) -> int:
+    """N of the pages objective (``FOCUS_PAGES_WINDOW``, else
+    ``CONCURRENT_REQUESTS``), or 0 when the crawl's budget is time."""
+    if config.get_choice(settings, "FOCUS_OBJECTIVE") != "pages":
+        return 0
+    return config.get_int(settings, "FOCUS_PAGES_WINDOW") or max(1, settings.getint("CONCURRENT_REQUESTS"))
+
+
 class FrontierScheduler(BaseScheduler):
     def __init__(
         self,
@@ -132,9 +147,15 @@ class FrontierScheduler(BaseScheduler):
         persistent: bool = False,
         budget: PageBudget | None = None,
         slot_aware: bool = True,
+        window: int = 0,
     ):
         self.crawler = crawler
         self.slot_aware = slot_aware
+        #: The pages objective's N (0: the time objective). A slot with a delay
+        #: and nothing outstanding then takes its request at once, to wait out
+        #: the delay in the slot: the downloader's timer sends it, and the
+        #: download's end asks the engine for the next (no poll, no stall).
+        self.window = window if slot_aware else 0
         self.frontier = frontier
         self.df = dupefilter
         self.frontier_filters = frontier_filters(dupefilter)
@@ -184,6 +205,7 @@ class FrontierScheduler(BaseScheduler):
             persistent=job_dir(settings) is not None,
             budget=PageBudget.from_settings(settings),
             slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
+            window=pages_window(settings),
         )
 
     # -- BaseScheduler contract --------------------------------------------
@@ -236,9 +258,15 @@ class FrontierScheduler(BaseScheduler):
             if self.batches is not None:
                 entry = self.batches.next(self.frontier)
             else:
-                busy = self._slots.busy(self._handed_per_slot) if self.slot_aware else set()
-                entry = self.frontier.pop(busy)
+                busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
+                entry = self.frontier.pop(busy, self.window)
             if entry is None:
+                if self.window and busy and len(self.frontier):
+                    # The best URLs wait for their slots: not idle (the download
+                    # that frees a slot asks again), so no flush — on a shared
+                    # frontier that would be a round trip per download.
+                    self.counts.inc("scheduler/held")
+                    return None
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
                 self.frontier.flush()
                 return None

@@ -176,7 +176,10 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         # A focused crawl asks for breadth-first among equal scores (Scrapy's
         # LIFO default is for plain spiders: crawlproject.frontier.ties), its
         # seeds in the same queue as the links it finds.
-        for name, value in FOCUS_TIE_ORDER.items():
+        # Its budget is pages: a ready download slot takes a URL only among
+        # the best queued, never a poor one because its host is free
+        # (crawlproject.frontier.scheduler; plain spiders keep filling slots).
+        for name, value in {**FOCUS_TIE_ORDER, "FOCUS_OBJECTIVE": "pages"}.items():
             if settings.getpriority(name) in (None, 0):  # a project's or crawl's own choice wins
                 settings.set(name, value, priority="spider")
 

@@ -1,0 +1,113 @@
+"""A focused crawl under politeness (issue 49): one request per host, a delay.
+
+Host A holds the good links; host B, linked once from A's home page, offers
+only poor ones. A crawl whose budget is pages (the focused spiders' default)
+spends it on A, one page per delay, while B's slot stays free; a crawl whose
+budget is time fills B's slot too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bench.servers import RedisServer
+from crawlproject.distributed.frontier import RedisFrontier
+from crawlproject.replay.process import ReplayProcess
+from tests.conftest import ROOT, html, log_stat, run_crawl, served, write_warc
+
+QUERY = "gnuplot terminal driver output device"
+GOOD = 60
+BUDGET = 30  # past the first requests handed out while A's links stream in (Scrapy hands them as queued)
+DELAY = 0.2
+POLITE = {
+    "DOWNLOAD_DELAY": DELAY, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "RANDOMIZE_DOWNLOAD_DELAY": False,
+    "ROBOTSTXT_OBEY": False, "FOCUS_STORE_PAGES": False,
+}
+
+
+def two_hosts(tmp_path: Path) -> Path:
+    html_type = [("Content-Type", "text/html")]
+    good_links = "".join(f'<a href="/terminal-{i}.html">gnuplot terminal driver {i}</a> ' for i in range(GOOD))
+    pages = [
+        ("http://a.test/", 200, html_type, html(
+            f"<p>gnuplot terminal drivers: each output device has a terminal.</p>{good_links}"
+            '<a href="http://b.test/">other things</a>', "gnuplot terminals")),
+        *((f"http://a.test/terminal-{i}.html", 200, html_type, html(
+            f"<p>The gnuplot terminal driver {i} writes plots to an output device.</p>", f"terminal {i}"))
+          for i in range(GOOD)),
+        ("http://b.test/", 200, html_type, html(
+            "<p>recipes, gardening, a terminal at the airport</p>"
+            + "".join(f'<a href="/recipe-{i}.html">recipe {i}</a> ' for i in range(GOOD)), "recipes")),
+        *((f"http://b.test/recipe-{i}.html", 200, html_type, html(f"<p>bake bread number {i}</p>", "bread"))
+          for i in range(GOOD)),
+    ]
+    return write_warc(tmp_path / "two-hosts.warc.gz", pages)
+
+
+def b_fetched(urls: list[str]) -> int:
+    return sum(url.startswith("http://b.test/") for url in urls)
+
+
+def test_a_page_budget_waits_for_the_good_host_instead_of_filling_a_free_one(tmp_path: Path) -> None:
+    budget = BUDGET
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(two_hosts(tmp_path)), access_log=str(log)) as replay:
+        result = run_crawl("bestfirst", tmp_path / "pages", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget})
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.history) == budget
+    # B's links rank below the window of A's waiting (60 - 29 > 16): never fetched.
+    assert b_fetched(result.urls) == 0, result.urls
+    # A's slot was ready again after each delay and took the next at once:
+    # no 5 s heartbeat between two pages (the engine was not left asleep).
+    times = [t for t, url, _ in served(log) if url.startswith("http://a.test/")]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(gaps) == budget - 1 and max(gaps) < 2.5, gaps
+    # Held back when the free slot (B's) had nothing worth a page — once per
+    # engine call at most, not in a loop polling for A's slot.
+    held = log_stat(result.log, "scheduler/held")
+    assert held is not None and 1 <= held <= 3 * budget, held
+
+
+def test_a_time_budget_fills_the_free_host(tmp_path: Path) -> None:
+    with ReplayProcess(str(two_hosts(tmp_path))) as replay:
+        result = run_crawl("bestfirst", tmp_path / "time", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": BUDGET, "FOCUS_OBJECTIVE": "time"})
+    assert result.returncode == 0, result.log[-3000:]
+    assert b_fetched(result.urls) >= 4, result.urls  # B's slot was free: its poor URLs went
+
+
+def worker(proxy: str, redis_url: str, key: str, folder: Path, **settings: Any) -> subprocess.Popen[bytes]:
+    merged = {
+        **POLITE, "FOCUS_REPLAY_PROXY": proxy, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key,
+        "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier", "FOCUS_SHARED_POLITENESS": True,
+        "FOCUS_REDIS_IDLE_GRACE": 0, "CLOSESPIDER_PAGECOUNT": 8, "FOCUS_OUTPUT_DIR": str(folder),
+        "LOG_FILE": str(folder.with_suffix(".log")), **settings,
+    }
+    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", "seeds=http://a.test/", "-a", f"query={QUERY}"]
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
+
+
+def test_two_workers_on_the_redis_frontier_keep_the_page_budget_on_the_good_host(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    key = "polite:frontier"
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(two_hosts(tmp_path)), access_log=str(log)) as replay:
+        workers = [worker(replay.proxy_url, redis_server.url, key, tmp_path / f"w{i}") for i in range(2)]
+        for process in workers:
+            assert process.wait(timeout=120) == 0
+    RedisFrontier(redis.Redis.from_url(redis_server.url), key, 1).clear()
+    answered = [url for _, url, _ in served(log)]
+    assert len(answered) == len(set(answered)) >= 12  # each page once, the two budgets spent
+    assert b_fetched(answered) == 0, answered
+    # Each worker held a request back rather than commit a poorer one, or
+    # queue A's in its slot ahead of time.
+    held = [log_stat((tmp_path / f"w{i}.log").read_text(), "scheduler/held") for i in range(2)]
+    assert all(count is not None and count >= 1 for count in held), held
