@@ -114,6 +114,9 @@ class SlotWatch:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.watched: set[str] = set()
+        #: After :meth:`busy`: the earliest ``time.monotonic()`` at which a slot
+        #: busy only by its delay (nothing outstanding) can take a request, or None.
+        self.next_ready: float | None = None
 
     def reached(self, request: Request) -> None:
         """*request* entered its download slot (the downloader named it in
@@ -134,6 +137,7 @@ class SlotWatch:
         slots = getattr(downloader, "slots", None) or {}
         now = time.monotonic()  # Slot.lastseen's clock
         busy = set()
+        self.next_ready = None
         for key in [*self.watched, *(key for key in handed_out if key not in self.watched)]:
             slot = slots.get(key)
             if slot is None:
@@ -142,10 +146,11 @@ class SlotWatch:
             outstanding = len(slot.active) + handed_out.get(key, 0)
             delay = getattr(slot, "delay", 0.0)
             concurrency = getattr(slot, "concurrency", 1)
-            if outstanding >= concurrency or (
-                delay and (outstanding or (not wait_in_slot and now - getattr(slot, "lastseen", 0.0) < delay))
-            ):
+            lastseen = getattr(slot, "lastseen", 0.0)
+            if outstanding >= concurrency or (delay and (outstanding or (not wait_in_slot and now - lastseen < delay))):
                 busy.add(key)
+                if not outstanding and (self.next_ready is None or lastseen + delay < self.next_ready):
+                    self.next_ready = lastseen + delay
             elif not slot.active and concurrency >= 1:
                 self.watched.discard(key)  # idle: only a request reaching it can make it busy
         if handed_out:

@@ -81,11 +81,28 @@ def test_a_time_budget_fills_the_free_host(tmp_path: Path) -> None:
     assert b_fetched(result.urls) >= 4, result.urls  # B's slot was free: its poor URLs went
 
 
+def test_a_time_budget_wakes_the_engine_when_the_only_slot_is_ready(tmp_path: Path) -> None:
+    """One polite host, kept to it: every request but the first meets its
+    slot in its delay, is held (it would hold a place in flight), and the
+    engine is woken when the delay ends — not at its 5 s heartbeat."""
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(two_hosts(tmp_path)), access_log=str(log)) as replay:
+        result = run_crawl("bestfirst", tmp_path / "time", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 12, "FOCUS_OBJECTIVE": "time"},
+                           extra_args=["-a", "scope=host"])
+    assert result.returncode == 0, result.log[-3000:]
+    times = [t for t, _, _ in served(log)]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(gaps) == 11 and max(gaps) < 2.5, gaps
+    held = log_stat(result.log, "scheduler/held")
+    assert held is not None and 1 <= held <= 3 * 12, held
+
+
 def worker(proxy: str, redis_url: str, key: str, folder: Path, **settings: Any) -> subprocess.Popen[bytes]:
     merged = {
         **POLITE, "FOCUS_REPLAY_PROXY": proxy, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key,
         "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier", "FOCUS_SHARED_POLITENESS": True,
-        "FOCUS_REDIS_IDLE_GRACE": 0, "CLOSESPIDER_PAGECOUNT": 8, "FOCUS_OUTPUT_DIR": str(folder),
+        "CLOSESPIDER_PAGECOUNT": 8, "FOCUS_OUTPUT_DIR": str(folder),
         "LOG_FILE": str(folder.with_suffix(".log")), **settings,
     }
     command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", "seeds=http://a.test/", "-a", f"query={QUERY}"]

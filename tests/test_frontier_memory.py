@@ -136,7 +136,8 @@ def test_a_busy_slot_is_skipped_while_another_has_urls() -> None:
     frontier.push("http://a/2", 0.8, slot="a")
     frontier.push("http://b/1", 0.1, slot="b")
     assert frontier.pop(skip={"a"}).url == "http://b/1"  # type: ignore[union-attr]
-    # every slot with URLs busy: the best URL all the same
+    # every slot with URLs busy: nothing when told to hold, else the best URL all the same
+    assert frontier.pop(skip={"a", "b"}, hold=True) is None
     assert frontier.pop(skip={"a", "b"}).url == "http://a/1"  # type: ignore[union-attr]
     assert frontier.pop().url == "http://a/2"  # type: ignore[union-attr]
 

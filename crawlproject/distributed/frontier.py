@@ -417,7 +417,7 @@ class RedisFrontier:
             self._payload_ids[id(payload)] = known
         return known[1], known[2]
 
-    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
         way: it wakes the engine when it lands). The prefetch is best first:
@@ -434,7 +434,7 @@ class RedisFrontier:
             if not skip or (urlsplit(entry.url).hostname or "") not in skip:
                 del self._prefetched[index]
                 return entry
-        return None if window or not self._prefetched else self._prefetched.popleft()
+        return None if window or hold or not self._prefetched else self._prefetched.popleft()
 
     def _fill(self, result: list[Any]) -> None:
         dropped, popped, hosts = int(result[0]), int(result[1]), int(result[2])

@@ -128,10 +128,11 @@ class Frontier(Protocol):
         """
         ...
 
-    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
         """Lease and return the best URL the diversity rule allows, or
         ``None`` when nothing is queued. A URL of a download slot in *skip*
-        (busy now) is taken only when every slot with URLs is in it.
+        (busy now) is taken only when every slot with URLs is in it — never
+        with *hold*: ``None`` then.
 
         With *window* > 0 (a crawl whose budget is pages) a URL of a slot
         not in *skip* is taken only when fewer than *window* queued URLs rank

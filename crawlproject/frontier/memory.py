@@ -271,13 +271,13 @@ class MemoryFrontier:
         self._journal_queued(fp, item)
         return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
-    def pop(self, skip: Container[str] = (), window: int = 0) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
         """The best URL, from a download slot not in *skip* when any other
-        slot has URLs (a slot that cannot take a request now); with
-        *window*, only one that fewer than *window* queued URLs rank above
-        (Frontier.pop)."""
+        slot has URLs (a slot that cannot take a request now); with *hold*
+        only from one not in *skip*; with *window*, only one that fewer than
+        *window* queued URLs rank above (Frontier.pop)."""
         self._refill()
-        item = self._pop_item(skip, window)
+        item = self._pop_item(skip, window, hold or window > 0)
         if item is None:
             return None
         return self._entry(item)
@@ -611,7 +611,7 @@ class MemoryFrontier:
         if self._heap_items > limit or (self._lowest is not None and len(self._lowest) > limit):
             self._rebuild()
 
-    def _pop_item(self, skip: Container[str], window: int = 0) -> bytes | None:
+    def _pop_item(self, skip: Container[str], window: int = 0, hold: bool = False) -> bytes | None:
         queue, slots = self._slot_queue, self._tables.slot_names
         skipped: list[tuple[bytes, int]] = []  # busy slots, best first
         try:
@@ -628,7 +628,7 @@ class MemoryFrontier:
                         return None  # too far down: the best wait for their slots
                 elif self._end_batch(only_if_pending=True):
                     continue  # only slots of the current batch had URLs: the batch ends early
-                elif skipped and not window:
+                elif skipped and not hold:
                     top, slot = skipped.pop(0)  # every slot is busy: the best URL anyway
                 else:
                     return None

@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import time
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,13 @@ from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.stats import StatsBuffer
-from crawlproject.scrapy_private import SlotWatch, default_slot_key, engine_of, on_request_finished
+from crawlproject.scrapy_private import (
+    SlotWatch,
+    default_slot_key,
+    engine_of,
+    on_request_finished,
+    wake_engine,
+)
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
 
@@ -156,6 +163,11 @@ class FrontierScheduler(BaseScheduler):
         #: the delay in the slot: the downloader's timer sends it, and the
         #: download's end asks the engine for the next (no poll, no stall).
         self.window = window if slot_aware else 0
+        #: The time objective's wake-up: when every slot with URLs is busy, a
+        #: request would wait in its slot holding a place among those in
+        #: flight, so none is handed out and the engine is asked again when
+        #: the first slot's delay ends (or, without delays, when a download ends).
+        self._wake: Any = None
         self.frontier = frontier
         self.df = dupefilter
         self.frontier_filters = frontier_filters(dupefilter)
@@ -219,6 +231,8 @@ class FrontierScheduler(BaseScheduler):
         return self.df.open()
 
     def close(self, reason: str) -> Deferred[None] | None:
+        if self._wake is not None and self._wake.active():
+            self._wake.cancel()
         # Whatever is still leased (in flight, waiting as a continuation or
         # in an unreleased batch) goes back, so a resumed crawl fetches it.
         returned = self.frontier.leased()
@@ -259,13 +273,19 @@ class FrontierScheduler(BaseScheduler):
                 entry = self.batches.next(self.frontier)
             else:
                 busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
-                entry = self.frontier.pop(busy, self.window)
+                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware)
+                if entry is None and busy and not self.window and self._slots.next_ready is None:
+                    # Every slot busy with downloads, none waiting on a delay alone:
+                    # the best anyway, to wait in its slot (Scrapy's contract: a
+                    # scheduler with requests hands one out).
+                    entry = self.frontier.pop(busy)
             if entry is None:
-                if self.window and busy and len(self.frontier):
-                    # The best URLs wait for their slots: not idle (the download
-                    # that frees a slot asks again), so no flush — on a shared
+                if busy and len(self.frontier):
+                    # The URLs wait for their slots: not idle (a download's end
+                    # or the wake-up asks again), so no flush — on a shared
                     # frontier that would be a round trip per download.
                     self.counts.inc("scheduler/held")
+                    self._wake_at(self._slots.next_ready)  # None with the pages objective: no slot waits on a delay alone
                     return None
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
                 self.frontier.flush()
@@ -291,6 +311,20 @@ class FrontierScheduler(BaseScheduler):
 
     def __len__(self) -> int:
         return len(self.frontier) + len(self._continuations)
+
+    def _wake_at(self, ready: float | None) -> None:
+        """Ask the engine for requests again at *ready* (``time.monotonic()``),
+        unless a wake-up comes as early; None: a download's end will ask."""
+        if ready is None:
+            return
+        delay = max(0.0, ready - time.monotonic())
+        if self._wake is not None and self._wake.active():
+            if self._wake.getTime() <= self._wake.seconds() + delay:
+                return
+            self._wake.cancel()
+        from twisted.internet import reactor
+
+        self._wake = reactor.callLater(delay, wake_engine, self.crawler)  # type: ignore[attr-defined,arg-type]
 
     # -- telling requests apart ------------------------------------------------
 
