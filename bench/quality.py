@@ -67,6 +67,28 @@ PROTOCOL_TEXT = {
 }
 
 
+#: Scrapy's project template is polite to real sites (1 s between two requests
+#: to a host, one at a time); the replay answers at once on loopback, so the
+#: delay is scaled to it and the replay made to answer as a server far away.
+POLITE_DELAY = 0.25
+POLITE_LATENCY_MS = 30.0
+
+
+def politeness(delay: float, per_host: int) -> dict[str, str]:
+    """The settings a benchmark crawl runs with: as a user crawls (one
+    request per host, a delay between two; Scrapy's default 16 in flight)."""
+    return {"DOWNLOAD_DELAY": f"{delay:g}", "CONCURRENT_REQUESTS_PER_DOMAIN": str(per_host), "CONCURRENT_REQUESTS": "16"}
+
+
+def politeness_text(delay: float, per_host: int, latency_ms: float) -> str:
+    if delay == 0:
+        return (f"Crawled with no delay, {per_host} requests at a time per host, replay latency {latency_ms:g} ms "
+                "(no real crawl runs so; for comparison). ")
+    return (f"Crawled politely, as users crawl: {per_host} request{'s' if per_host > 1 else ''} at a time per host, "
+            f"{delay:g} s apart (Scrapy's randomized delay), 16 in flight, the replay answering after "
+            f"{latency_ms:g} ms. ")
+
+
 def corpus_files(folder: Path) -> tuple[Path, Path]:
     warcs = sorted(folder.glob("*.warc.gz")) + sorted(folder.glob("*.warc"))
     labels = folder / "labels.tsv"
@@ -196,6 +218,70 @@ def spread_table(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+POLITE, FAST, GLOBAL = "polite", "delay0", "global-order"
+#: ceilings, not strategies: what politeness costs them is no question (--beside-fast leaves them out)
+ORACLES = frozenset({"oracle", "path-oracle"})
+
+
+def wall_seconds(folder: Path) -> float:
+    return float(json.loads((folder / "summary.json").read_text(encoding="utf-8"))["elapsed_seconds"])
+
+
+def target_hosts(topic: Topic) -> int:
+    return len({url.split("/")[2] for url in topic.targets if "://" in url})
+
+
+def politeness_table(
+    polite: dict[str, Any], fast: dict[str, Any] | None, jobs: list[CrawlJob], extra: list[CrawlJob],
+    ordered: list[CrawlJob], topics: list[Topic],
+) -> str:
+    """What politeness costs each strategy (its polite mean target recall ÷
+    its own at delay 0, same run) and how long its crawls took; and the
+    pages objective's wall time beside the global best-first order's on the
+    topics whose targets sit on two hosts or more."""
+    lines = []
+    if fast is not None:
+        lines += ["**Politeness** — mean target recall %, polite ÷ the same crawls at delay 0 (same run), and each "
+                  "crawl's wall time (median):", "",
+                  "| task | fetches | strategy | polite | delay 0 | ÷ | wall s polite | wall s delay 0 |",
+                  "|---|---:|---|---:|---:|---:|---:|---:|"]
+        seconds: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for manner, group in ((POLITE, jobs), (FAST, extra)):
+            for job in group:
+                seconds[(manner, job.variant.label)].append(wall_seconds(job.folder))
+        for task_key, by_budget in polite["summary"].items():
+            for budget, rows in by_budget.items():
+                for strategy, figures in rows.items():
+                    mine = 100 * figures["target_recall"]["mean"]
+                    theirs_row = fast["summary"].get(task_key, {}).get(budget, {}).get(strategy)
+                    if theirs_row is None:
+                        continue
+                    theirs = 100 * theirs_row["target_recall"]["mean"]
+                    ratio = f"{mine / theirs:.2f}" if theirs else "—"
+                    lines.append(f"| {task_key.removeprefix('task')} | {budget} | {strategy} | {mine:.1f} | {theirs:.1f} | "
+                                 f"{ratio} | {statistics.median(seconds[(POLITE, strategy)]):.1f} | "
+                                 f"{statistics.median(seconds[(FAST, strategy)]):.1f} |")
+        lines.append("")
+    if ordered:
+        spread = {t.id for t in topics if target_hosts(t) >= 2}
+        pairs: dict[str, list[float]] = defaultdict(list)
+        mine = {(job.topic.id, job.task, job.folder.name): job for job in jobs}  # the name: label and run
+        for job in ordered:
+            if job.topic.id not in spread:
+                continue
+            twin = mine[(job.topic.id, job.task, job.folder.name)]
+            pairs[job.variant.label].append(wall_seconds(twin.folder) / wall_seconds(job.folder))
+        lines += [f"**Wall time beside the global best-first order** (`FOCUS_SLOT_AWARE=false`), polite, on the "
+                  f"{len(spread)} of {len(topics)} topics whose targets sit on ≥ 2 hosts: each crawl's wall time ÷ "
+                  "the same crawl's in the global order:", "",
+                  "| strategy | crawls | median | min–max |", "|---|---:|---:|---|"]
+        for label, ratios in pairs.items():
+            lines.append(f"| {label} | {len(ratios)} | {statistics.median(ratios):.2f} | "
+                         f"{min(ratios):.2f}–{max(ratios):.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
@@ -245,6 +331,26 @@ def main() -> int:
         help="crawls per topic, task and strategy (each run its own FOCUS_RANDOM_SEED): the tables show each "
         "topic's mean over runs, and a table the spread of the runs' means",
     )
+    parser.add_argument(
+        "--delay", type=float, default=POLITE_DELAY,
+        help="seconds between two requests to a host (Scrapy's template: 1 s to real sites; scaled to the replay)",
+    )
+    parser.add_argument("--per-host", type=int, default=1, help="requests at a time per host (CONCURRENT_REQUESTS_PER_DOMAIN)")
+    parser.add_argument(
+        "--latency-ms", type=float, default=POLITE_LATENCY_MS,
+        help="the replay answers every request this late (a real server is not on loopback)",
+    )
+    parser.add_argument(
+        "--beside-fast", action="store_true",
+        help="crawl every job again with no delay and 8 requests per host (the replay's latency kept): each "
+        "strategy's polite target recall ÷ its own at delay 0, and wall times, measured in the same run (the "
+        "oracles are left out)",
+    )
+    parser.add_argument(
+        "--global-order", default="",
+        help="comma-separated strategy labels crawled politely once more in the global best-first order "
+        "(FOCUS_SLOT_AWARE=false): wall time on topics whose targets sit on ≥ 2 hosts",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="report and plots (default bench/results/SECTION)")
@@ -292,7 +398,14 @@ def main() -> int:
     )
     failed = []
     timing = data / "crawl-time.json"
-    with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
+    manners = {POLITE: politeness(args.delay, args.per_host)}
+    if args.beside_fast:
+        manners[FAST] = politeness(0, 8)
+    global_order = [label for label in args.global_order.split(",") if label]
+    unknown = set(global_order) - {v.label for v in variants}
+    if unknown:
+        raise SystemExit(f"--global-order names no strategy of --strategies: {', '.join(sorted(unknown))}")
+    with ReplayProcess(str(warc), latency_ms=args.latency_ms) as replay, ThreadPoolExecutor(args.jobs) as pool:
         if {v.strategy for v in variants} & NEEDS_EXAMPLES:
             if not examples:
                 raise SystemExit("the *-examples strategies need --examples N")
@@ -308,10 +421,19 @@ def main() -> int:
             )
             for run in range(1, args.runs + 1) for t in topics for task in tasks if t.start(task) for v in variants
         ]
+        settings_of = {job.folder: manners[POLITE] for job in jobs}
+        extra = [replace(job, folder=data / "crawls" / FAST / job.folder.relative_to(data / "crawls"))
+                 for job in jobs if job.variant.strategy not in ORACLES] if args.beside_fast else []
+        settings_of.update({job.folder: manners[FAST] for job in extra})
+        ordered = [replace(job, folder=data / "crawls" / GLOBAL / job.folder.relative_to(data / "crawls"))
+                   for job in jobs if job.variant.label in global_order]
+        settings_of.update({job.folder: {**manners[POLITE], "FOCUS_SLOT_AWARE": "false"} for job in ordered})
         print(f"{name}: {len(topics)} topics × tasks {tasks} × {len(variants)} strategies = {len(jobs)} crawls of "
-              f"{budgets[-1]} pages", flush=True)
-        todo = crawls_to_run(jobs, args.reuse_crawls)
-        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
+              f"{budgets[-1]} pages" + (f", {len(extra) + len(ordered)} more to compare" if extra or ordered else ""),
+              flush=True)
+        todo = crawls_to_run(jobs + extra + ordered, args.reuse_crawls)
+        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels, settings_of[job.folder]): job
+                   for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             job, completed = futures[future], future.result()
             if completed.returncode != 0:
@@ -337,6 +459,11 @@ def main() -> int:
     tables = markdown_tables(result)
     if args.runs > 1:
         tables = spread_table(runs) + "\n" + tables
+    if args.beside_fast or global_order:
+        fast = [evaluator.evaluate([read_crawl(job.folder) for job in extra if run_of(job.folder) == run], budgets,
+                                   axis=args.axis) for run in range(1, args.runs + 1)] if extra else []
+        fast_result = (mean_over_runs(fast, budgets) if args.runs > 1 else fast[0]) if fast else None
+        tables = politeness_table(result, fast_result, jobs, extra, ordered, topics) + "\n" + tables
     print(tables)
     print(f"report: {out / 'report.md'} ({elapsed:.0f}s)")
     if not args.no_write:
@@ -359,6 +486,11 @@ def main() -> int:
             strategies_arg += f" --examples {args.examples}"
         if args.runs > 1:
             strategies_arg += f" --runs {args.runs}"
+        if args.beside_fast:
+            strategies_arg += " --beside-fast"
+        if global_order:
+            strategies_arg += f" --global-order {args.global_order}"
+        strategies_arg += f" --delay {args.delay:g} --per-host {args.per_host} --latency-ms {args.latency_ms:g}"
         write_section(
             section,
             f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus {args.corpus} "
@@ -368,6 +500,7 @@ def main() -> int:
             + (f"{args.runs} runs per topic, task and strategy (FOCUS_RANDOM_SEED = run number); the tables below "
                "the spread show each topic's mean over the runs. " if args.runs > 1 else
                "One crawl per topic, task and strategy. ")
+            + politeness_text(args.delay, args.per_host, args.latency_ms)
             + f"Crawls stopped at {budgets[-1]} "
             f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
             + SCOPE_TEXT[args.scope] +
