@@ -81,3 +81,34 @@ def test_sigkill_then_resume_loses_nothing(webkb_replay: ReplayProcess, tmp_path
     recorded = [record["url"] for record in history if record["status"] is not None]
     # A kill between a page's history line and its WARC record leaves one without the other.
     assert len(set(recorded) - set(archived)) <= CONCURRENCY
+
+
+def test_killed_and_resumed_crawl_keeps_its_budget_history_and_no_orphan_spill(
+    webkb_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """Issue 51: a page budget is the crawl's, across resumes; the history
+    records every page once though pages in flight at a kill are fetched
+    again; the spill stores killed runs leave are removed on resume."""
+    folder, jobdir, budget = tmp_path / "out", tmp_path / "job", 150
+
+    def command() -> list[str]:
+        return [*crawl_command(webkb_replay.proxy_url, folder, jobdir, 0),
+                "-s", f"CLOSESPIDER_PAGECOUNT={budget}", "-s", "CONCURRENT_REQUESTS=16",
+                "-s", "FOCUS_FRONTIER_MAX=40"]  # past 40 queued URLs the rest spill into the JOBDIR
+
+    orphans = 0
+    for pages in (40, 90):
+        kill_after(command(), folder, pages)
+        orphans += len(list(jobdir.glob("frontier-spill-*")))
+    assert orphans >= 1  # the kills left spill stores behind
+    completed = subprocess.run(command(), cwd=ROOT, capture_output=True, text=True, timeout=300)  # noqa: S603
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    history = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+    pages = [record["canonical_url"] for record in history]
+    assert len(pages) == len(set(pages)), "a page recorded twice"
+    assert [record["order"] for record in history] == list(range(1, len(history) + 1))
+    # The budget counts pages answered over the three runs, to the page.
+    assert sum(record["status"] is not None for record in history) == budget
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["crawl_pages_fetched"] == len(history) and summary["pages_fetched"] < len(history)
+    assert list(jobdir.glob("frontier-spill-*")) == []

@@ -9,6 +9,11 @@ A crawl marks its folder with ``crawl.json`` (its id, spider, start). With
 ``JOBDIR``, the folder is remembered there: resuming the crawl reuses it,
 and the history's ``order`` goes on from where it stopped. A folder that
 holds another crawl's outputs is an error that says what to do.
+
+A resumed crawl also knows what its earlier runs recorded (:class:`EarlierRuns`):
+its page budgets count them, and a page they recorded that comes back (it
+was in flight when a kill stopped the run: its links were not saved, so it
+is fetched again) gets no second record.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ import logging
 import os
 import uuid
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import xxhash
 from scrapy.utils.job import job_dir
 
 from crawlproject import config
@@ -40,12 +46,70 @@ _JOBDIR_STATE = "crawlproject-output.json"
 _CRAWL_FILES = ("history.jsonl", "summary.json", "pages.jsonl", "links.tsv")
 
 
+@dataclass
+class EarlierRuns:
+    """What the runs of a crawl before this one (resumed from JOBDIR) recorded."""
+
+    pages: int = 0  #: history records
+    answered: int = 0  #: of them, pages answered (a status; not a failed fetch)
+    ok: int = 0  #: of them, answered 2xx
+    #: fingerprints of their pages' canonical URLs not fetched again yet
+    recorded: set[int] = field(default_factory=set, repr=False)
+
+    def recorded_before(self, canonical_url: str) -> bool:
+        """Whether an earlier run recorded *canonical_url*'s page."""
+        return bool(self.recorded) and page_fingerprint(canonical_url) in self.recorded
+
+    def fetched_again(self, canonical_url: str) -> bool:
+        """Whether *canonical_url*'s page, fetched now, was recorded by an
+        earlier run (the first time only: a later fetch is a new record)."""
+        if not self.recorded:
+            return False
+        fingerprint = page_fingerprint(canonical_url)
+        if fingerprint not in self.recorded:
+            return False
+        self.recorded.discard(fingerprint)
+        return True
+
+    @classmethod
+    def read(cls, history: Path) -> EarlierRuns:
+        earlier = cls()
+        if not history.exists():
+            return earlier
+        with history.open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue  # repaired already: cannot happen but for a hand-edited file
+                earlier.pages += 1
+                status = record.get("status")
+                if status is not None:
+                    earlier.answered += 1
+                    earlier.ok += 200 <= status < 300
+                if record.get("canonical_url"):
+                    earlier.recorded.add(page_fingerprint(record["canonical_url"]))
+        return earlier
+
+
+def earlier_runs(spider: Spider) -> EarlierRuns | None:
+    """What the runs of *spider*'s crawl before this one recorded (a crawl
+    resumed from JOBDIR), or None."""
+    output = getattr(spider, "crawl_output", None)
+    return output.earlier if isinstance(output, CrawlOutput) and output.resumed else None
+
+
+def page_fingerprint(canonical_url: str) -> int:
+    return int(xxhash.xxh3_64_intdigest(canonical_url.encode()))
+
+
 @dataclass(frozen=True)
 class CrawlOutput:
     path: Path
     crawl_id: str
     resumed: bool = False
     next_order: int = 1  #: the history's ``order`` of the next page fetched
+    earlier: EarlierRuns = field(default_factory=EarlierRuns)  #: what earlier runs of a resumed crawl recorded
 
 
 def crawl_output(spider: Spider, settings: BaseSettings) -> CrawlOutput:
@@ -70,7 +134,8 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
         path = Path(remembered["output_dir"])
         path.mkdir(parents=True, exist_ok=True)
         repair(path)
-        return CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=_next_order(path))
+        earlier = EarlierRuns.read(path / "history.jsonl")
+        return CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=earlier.pages + 1, earlier=earlier)
     started = datetime.now(UTC)
     stamp = started.strftime("%Y-%m-%dT%H-%M-%S")
     job = str(getattr(spider, "_job", "") or os.environ.get("SCRAPY_JOB", "") or f"{stamp}-{uuid.uuid4().hex[:6]}")
@@ -123,15 +188,6 @@ def _refuse_another_crawls_folder(path: Path) -> None:
         "folder (the default, crawls/%(name)s-%(job)s, is new for every crawl), delete that one, "
         "or resume that crawl with the JOBDIR it ran with"
     )
-
-
-def _next_order(path: Path) -> int:
-    """1 + the number of lines of the (repaired) history."""
-    history = path / "history.jsonl"
-    if not history.exists():
-        return 1
-    with history.open("rb") as f:
-        return 1 + sum(1 for _ in f)
 
 
 def repair(path: Path) -> dict[str, int]:

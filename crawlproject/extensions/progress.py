@@ -43,7 +43,7 @@ from twisted.internet import task
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
-from crawlproject.corpus.output import CrawlOutput
+from crawlproject.corpus.output import CrawlOutput, earlier_runs
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
 from crawlproject.strategies.ports import CrawlerFrontier
@@ -222,6 +222,7 @@ class CrawlProgress:
             fetched = sum(status_counts.values())
             ok_pages = sum(n for status, n in self.responses.items() if status.startswith("2"))
             strategy = strategy or "priority order, as Scrapy's scheduler (a spider without a strategy)"
+        earlier = earlier_runs(spider) if spider is not None else None
         result: dict[str, Any] = {
             "spider": spider.name if spider else None,
             # -a strategy_label=… names a variant (e.g. a batch size) in reports
@@ -230,6 +231,9 @@ class CrawlProgress:
             "task": getattr(spider, "task", None),
             "pages_fetched": fetched,
             "pages_ok": ok_pages,
+            # the crawl's, across the runs of its JOBDIR (this run's above)
+            "crawl_pages_fetched": fetched + (earlier.pages if earlier else 0),
+            "crawl_pages_ok": ok_pages + (earlier.ok if earlier else 0),
             "status_counts": status_counts,
             "elapsed_seconds": round(elapsed, 3),
             "pages_per_second": round(fetched / elapsed, 2),

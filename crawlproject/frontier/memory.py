@@ -51,7 +51,7 @@ from crawlproject.frontier.items import (
 )
 from crawlproject.frontier.journal import FrontierJournal
 from crawlproject.frontier.seen import SeenSet, seen_set_settings
-from crawlproject.frontier.spill import SpillStore
+from crawlproject.frontier.spill import SpillStore, remove_orphans
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Container, Iterator
@@ -170,6 +170,11 @@ class MemoryFrontier:
     def open(self) -> None:
         if self.jobdir is None:
             return
+        if self.spill_dir == self.jobdir and (orphans := remove_orphans(self.jobdir)):
+            logger.info("Removed %(count)d spill stores a stopped run left in %(path)s (scratch: the journal "
+                        "holds the queue)", {"count": orphans, "path": self.jobdir})
+            if self.stats is not None:
+                self.stats.inc_value("frontier/spill_orphans_removed", orphans)
         journal = FrontierJournal(self.jobdir)
         if not journal.empty():
             self._load(journal.load())

@@ -55,6 +55,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
 from crawlproject import signals as focus_signals
+from crawlproject.corpus.output import earlier_runs
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.codec import RequestCodec, meta_of
@@ -69,6 +70,7 @@ from crawlproject.scrapy_private import (
 )
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
+from crawlproject.web.page import page_key
 
 if TYPE_CHECKING:
     from typing import Self
@@ -80,6 +82,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.defer import Deferred
 
+    from crawlproject.corpus.output import EarlierRuns
     from crawlproject.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -129,11 +132,17 @@ class PageBudget:
             return True
         return bool(self.ok_pages) and self.answered_ok + self.unanswered >= self.ok_pages
 
-    def answer(self, status: int) -> None:
+    def answer(self, status: int, counts: bool = True) -> None:
+        """A fetch was answered; it *counts* unless its page was counted by an
+        earlier run of the crawl (fetched again after a kill)."""
         self.unanswered -= 1
-        self.answered += 1
-        if 200 <= status < 300:
-            self.answered_ok += 1
+        if counts:
+            self.answered += 1
+            self.answered_ok += 200 <= status < 300
+
+    def resume(self, earlier: EarlierRuns) -> None:
+        """A resumed crawl's budget counts what its earlier runs fetched."""
+        self.answered, self.answered_ok = earlier.answered, earlier.ok
 
 
 def pages_window(settings: Any) -> int:
@@ -168,6 +177,7 @@ class FrontierScheduler(BaseScheduler):
         #: flight, so none is handed out and the engine is asked again when
         #: the first slot's delay ends (or, without delays, when a download ends).
         self._wake: Any = None
+        self._earlier: EarlierRuns | None = None  # what the runs before a resume recorded
         self.frontier = frontier
         self.df = dupefilter
         self.frontier_filters = frontier_filters(dupefilter)
@@ -225,6 +235,9 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Deferred[None] | None:
         self.spider = spider
         self.codec = RequestCodec(spider)
+        self._earlier = earlier_runs(spider)
+        if self.budget is not None and self._earlier is not None:
+            self.budget.resume(self._earlier)
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests
             on_request_finished(self.crawler, self.request_finished)
@@ -430,7 +443,8 @@ class FrontierScheduler(BaseScheduler):
         if fetch is not None and not fetch.responded:
             fetch.responded = True
             if self.budget is not None and not request.meta.get(keys.ROBOTSTXT):
-                self.budget.answer(response.status)
+                again = self._earlier is not None and self._earlier.recorded_before(page_key(request.url, request.meta))
+                self.budget.answer(response.status, counts=not again)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)

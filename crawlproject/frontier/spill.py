@@ -15,8 +15,9 @@ best spilled one.
 
 The store is SQLite with no journal and no fsync: it is scratch space,
 under JOBDIR when there is one (the JOBDIR's frontier journal, not this
-file, makes a crawl resumable) and in a temporary folder otherwise, and it
-is deleted when the frontier closes.
+file, makes a crawl resumable) and in a temporary folder otherwise; it is
+deleted when the frontier closes, and a store a killed crawl left behind is
+deleted when the crawl resumes from its JOBDIR (:func:`remove_orphans`).
 """
 
 from __future__ import annotations
@@ -36,11 +37,23 @@ CREATE INDEX spill_rank ON spill (rank);
 _WRITE_BATCH = 4096
 
 
+_PREFIX = "frontier-spill-"
+
+
+def remove_orphans(folder: Path) -> int:
+    """Delete the spill stores a killed crawl left in *folder* (its JOBDIR):
+    scratch a resumed crawl never reads. Returns how many."""
+    orphans = [path for path in folder.glob(f"{_PREFIX}*") if path.is_dir()]
+    for path in orphans:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(orphans)
+
+
 class SpillStore:
     """A disk queue of frontier items keyed by fingerprint, ordered by rank."""
 
     def __init__(self, folder: str | Path | None = None):
-        self.folder = Path(tempfile.mkdtemp(prefix="frontier-spill-", dir=folder))
+        self.folder = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=folder))
         self.path = self.folder / "spill.sqlite"
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=OFF")

@@ -49,7 +49,7 @@ from crawlproject.spiders.sitemaps import SitemapsMixin
 from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.factory import build_strategy
 from crawlproject.web import meta as keys
-from crawlproject.web.page import Page
+from crawlproject.web.page import Page, page_key
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -306,10 +306,11 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
-        item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
-        if copy_of is not None:
-            item["near_duplicate_of"] = copy_of
-        yield item
+        if not self._recorded_before_a_kill(page.key):
+            item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
+            if copy_of is not None:
+                item["near_duplicate_of"] = copy_of
+            yield item
         if follow:
             # What every child inherits: its parent, and the strategy's state.
             inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, relevance)}
@@ -340,9 +341,20 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(IgnoreRequest) and request.meta.get(keys.REFUSED):
             return  # refused by policy (robots.txt, the network policy): counted, not a page
-        item = PageItem.of_failure(request, failure, next(self._fetch_order))
-        self.strategy.dead_end(item["canonical_url"], request.meta, None)
-        yield item
+        canonical = page_key(request.url, request.meta)
+        self.strategy.dead_end(canonical, request.meta, None)
+        if not self._recorded_before_a_kill(canonical):
+            yield PageItem.of_failure(request, failure, next(self._fetch_order))
+
+    def _recorded_before_a_kill(self, canonical_url: str) -> bool:
+        """A page the run a kill stopped recorded, fetched again to queue its
+        links (they were not saved): no second record (corpus.output.EarlierRuns)."""
+        output = getattr(self, "crawl_output", None)
+        if output is None or not output.earlier.fetched_again(canonical_url):
+            return False
+        assert self.crawler is not None and self.crawler.stats is not None
+        self.crawler.stats.inc_value("focus/resume/fetched_again")
+        return True
 
 
 class ModelSpider(FocusedSpider):
