@@ -397,3 +397,50 @@ def wait_for(condition: Any, process: subprocess.Popen[bytes], seconds: float) -
         assert process.poll() is None, "the worker ended"
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def test_workers_stop_with_one_error_line_when_redis_restarts_without_persistence(tmp_path: Path) -> None:
+    """Issue 51 §1: a Redis killed and restarted empty wipes the shared
+    frontier; the workers say so and stop (exit 1), crawling nothing from
+    the empty frontier, rather than go on as if nothing happened."""
+    def history_lines(folder: Path) -> int:
+        path = folder / "history.jsonl"
+        return path.read_bytes().count(b"\n") if path.exists() else 0
+
+    first = RedisServer()
+    folders = [tmp_path / f"w{i}" for i in range(2)]
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        workers = []
+        for folder in folders:
+            settings = {
+                "FOCUS_REPLAY_PROXY": replay.proxy_url, "REDIS_URL": first.url, "FOCUS_REDIS_KEY": "wiped:frontier",
+                "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
+                "DOWNLOAD_DELAY": 0.1, "CONCURRENT_REQUESTS": 4, "CLOSESPIDER_ITEMCOUNT": 5000,
+                "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder.with_suffix(".log")), "FOCUS_STORE_PAGES": False,
+            }
+            command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"seeds={','.join(UNIVERSITY_HOMES)}",
+                       "-a", f"query={QUERY}"]
+            for name, value in settings.items():
+                command += ["-s", f"{name}={value}"]
+            with folder.with_suffix(".stderr").open("wb") as stderr:  # the child keeps its own copy
+                workers.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr))  # noqa: S603
+        deadline = time.monotonic() + 120
+        while sum(history_lines(folder) for folder in folders) < 40:
+            assert all(process.poll() is None for process in workers), "a worker ended before the restart"
+            assert time.monotonic() < deadline, "the workers did not get that far"
+            time.sleep(0.05)
+        first.process.kill()
+        first.process.wait()
+        with RedisServer(port=first.port):  # the same address, nothing in it
+            at_restart = [history_lines(folder) for folder in folders]
+            codes = [process.wait(timeout=120) for process in workers]
+    first.stop()
+    assert codes == [1, 1]
+    for folder, before in zip(folders, at_restart):
+        said = folder.with_suffix(".stderr").read_text()
+        assert "scrapy crawl: error: the shared frontier wiped:frontier was wiped" in said, said[-2000:]
+        assert "Traceback" not in said
+        # What was in flight at the restart may still land; nothing is popped from the empty frontier.
+        assert history_lines(folder) - before <= 4 + 16, (history_lines(folder), before)
+    log = folders[0].with_suffix(".log").read_text()
+    assert "keeps nothing on disk (appendonly no" in log  # warned at start

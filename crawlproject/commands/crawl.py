@@ -6,8 +6,9 @@ seed that is not http) stops the crawl before it starts. Scrapy would print
 "Task exception was never retrieved" and a traceback ending in "Engine
 slot not assigned"; this prints ``scrapy crawl: error: <what is wrong and
 what is allowed>`` and exits with code 2. A crawl that sent requests and got
-not one answer (seeds on hosts that do not exist) exits with code 1 and says
-so. Any other failure keeps Scrapy's behaviour.
+not one answer (seeds on hosts that do not exist), or whose shared frontier
+was wiped under it (crawlproject.distributed.frontier), exits with code 1 and
+says so. Any other failure keeps Scrapy's behaviour.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 2
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        elif (lost := _stat(crawler, "frontier/lost")) is not None:
+            print(f"scrapy crawl: error: {lost}", file=sys.stderr)
+            self.exitcode = 1
         elif (asked := unanswered_requests(crawler)) is not None:
             print(f"scrapy crawl: error: no page was fetched: none of the {asked} requests sent was answered "
                   "(do the seeds' hosts exist? the log says why each failed)", file=sys.stderr)
@@ -77,6 +81,11 @@ class Command(ScrapyCrawlCommand):
         import logging
 
         logging.getLogger(__name__).error("The crawl failed", exc_info=error)
+
+
+def _stat(crawler: Any, name: str) -> Any:
+    stats = getattr(crawler, "stats", None)
+    return stats.get_value(name) if stats is not None else None
 
 
 def unanswered_requests(crawler: Any) -> int | None:

@@ -37,6 +37,7 @@ import logging
 import math
 import pickle
 import time
+import uuid
 from collections import Counter, deque
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -67,8 +68,26 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
-         "bloom", "again", "bloomcfg")
+         "bloom", "again", "bloomcfg", "crawl")
+#: The reason a worker's crawl ends with when its shared frontier is gone.
+FRONTIER_LOST = "shared_frontier_lost"
+#: What a worker that cleared a drained frontier (SCHEDULER_PERSIST off) leaves
+#: as its identity, for a while: the crawl finished, it was not wiped.
+_FINISHED, _FINISHED_SECONDS = "finished:", 3600
 _OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
+
+
+class FrontierLost(RuntimeError):
+    """The shared frontier was wiped or replaced while this worker used it."""
+
+
+def _close_on_loss(crawler: Crawler, reason: str) -> None:
+    from scrapy.utils.defer import deferred_from_coro
+
+    if crawler.stats is not None:
+        crawler.stats.set_value("frontier/lost", reason)
+    if crawler.engine is not None:
+        deferred_from_coro(crawler.engine.close_spider_async(reason=FRONTIER_LOST))
 
 
 def fingerprint(text: str) -> str:
@@ -146,6 +165,13 @@ class RedisFrontier:
         self._renewal_due = False  # the next round trip renews this worker's leases
         #: Called when a round trip brought URLs (the engine is woken).
         self.wake: Callable[[], None] | None = None
+        #: The frontier's identity (``<key>:crawl``, written once by the first
+        #: worker), read back with every round trip: gone or changed, the
+        #: frontier was wiped (a Redis restarted without persistence) or replaced.
+        self.identity: str | None = None
+        self.lost: str | None = None  #: why the frontier is gone, once it is
+        #: Called once with :attr:`lost` (a crawl closes the spider).
+        self.on_lost: Callable[[str], None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -171,6 +197,7 @@ class RedisFrontier:
         )
         frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         frontier.wake = partial(wake_engine, crawler)
+        frontier.on_lost = partial(_close_on_loss, crawler)
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
         return frontier
 
@@ -180,6 +207,10 @@ class RedisFrontier:
         if self.flush_on_start:
             self.clear()
         self._configure_seen_set()
+        self.server.set(f"{self.key}:crawl", uuid.uuid4().hex, nx=True)
+        identity = self.server.get(f"{self.key}:crawl")
+        self.identity = identity.decode() if isinstance(identity, bytes) else identity
+        self._warn_without_persistence()
         self._queued = self._count_pending()
         if self._queued:
             logger.info("Joining the shared frontier %(key)s: %(queued)d URLs queued or leased",
@@ -211,6 +242,8 @@ class RedisFrontier:
         self._closing = True  # a re-score still running stops at its next chunk
         if self._renewal is not None and self._renewal.running:
             self._renewal.stop()
+        if self.lost is not None:
+            return None  # nothing of ours is left there to give back
         if not self.asynchronous:
             self._give_back_everything()
             self._send()
@@ -255,6 +288,8 @@ class RedisFrontier:
             logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
         else:
             self.clear()
+            if self.identity is not None:  # a worker still in its grace time ends as drained, not as wiped
+                self.server.set(f"{self.key}:crawl", f"{_FINISHED}{self.identity}", ex=_FINISHED_SECONDS)
 
     def clear(self) -> None:
         """Forget the whole shared frontier (``SCHEDULER_FLUSH_ON_START``)."""
@@ -349,6 +384,7 @@ class RedisFrontier:
                 self._scripts.call(pipe, name, self.key, arguments)
             pipe.zcard(f"{self.key}:queue")
             pipe.zcard(f"{self.key}:leases")
+            pipe.get(f"{self.key}:crawl")
 
         return self._scripts.execute(build)
 
@@ -368,11 +404,46 @@ class RedisFrontier:
             at += 1
         if calls.renew:
             at += 1
-        queued, leases = int(results[-2]), int(results[-1])
-        popped = results[-3] if calls.pop else [0, 0, 0]
+        if self._gone(results[-1]):
+            return
+        queued, leases = int(results[-3]), int(results[-2])
+        popped = results[-4] if calls.pop else [0, 0, 0]
         self._queued = queued + max(0, leases - len(self._held) - int(popped[1]))
         if calls.pop:
             self._fill(popped)
+
+    def _gone(self, identity: bytes | None) -> bool:
+        """Whether the frontier this worker joined is gone (its identity
+        missing or another's); the first time, say so and stop the crawl."""
+        if self.identity is None or (identity is not None and identity.decode() in (
+                self.identity, f"{_FINISHED}{self.identity}")):
+            return False
+        if self.lost is None:
+            cause = "wiped: its crawl key is gone (a Redis restarted without persistence, or FLUSHALL)" \
+                if identity is None else "replaced by another crawl's"
+            self.lost = (f"the shared frontier {self.key} was {cause}; the URLs it held are lost and this worker "
+                         "stops rather than crawl an empty or foreign frontier. Give Redis persistence "
+                         "(appendonly yes: docs/distributed.md) and start the crawl again")
+            logger.error("%s", self.lost)
+            self._prefetched.clear()
+            self._held.clear()
+            self._pushes, self._settles, self._claims = [], [], []
+            if self.on_lost is None:
+                raise FrontierLost(self.lost)
+            self.on_lost(self.lost)
+        return True
+
+    def _warn_without_persistence(self) -> None:
+        try:
+            found = {**self.server.config_get("appendonly"), **self.server.config_get("save")}
+        except Exception:  # noqa: BLE001 (CONFIG may be disabled on a managed Redis: nothing to say then)
+            return
+        found = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+                 for k, v in found.items()}
+        if found.get("appendonly") == "no" and not found.get("save"):
+            logger.warning(
+                "The Redis of the shared frontier %s keeps nothing on disk (appendonly no, save ''): a restart "
+                "wipes the frontier, and the workers then stop. Set appendonly yes (docs/distributed.md)", self.key)
 
     # -- the frontier contract ------------------------------------------------------
 
