@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,7 @@ def crawls_to_run(jobs: list[CrawlJob], reuse: bool) -> list[CrawlJob]:
     """The jobs to crawl: all, or (*reuse*) those without a finished crawl.
     A folder a job to run already has (an earlier run's crawl, or one cut
     short) is cleared first: a crawl refuses a folder holding another."""
-    todo = [job for job in jobs if not (reuse and (job.folder / "summary.json").exists())]
+    todo = [job for job in jobs if not (reuse and finished(job.folder))]
     if len(todo) < len(jobs):
         print(f"  reusing {len(jobs) - len(todo)} finished crawls", flush=True)
     stale = [job.folder for job in todo if job.folder.exists()]
@@ -92,6 +93,16 @@ def crawls_to_run(jobs: list[CrawlJob], reuse: bool) -> list[CrawlJob]:
         for folder in stale:
             shutil.rmtree(folder)
     return todo
+
+
+def finished(folder: Path) -> bool:
+    """Whether *folder* holds a crawl that ran to its end: a crawl stopped by a
+    signal (SIGTERM, Ctrl-C) writes its summary too, with reason ``shutdown``."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return summary.get("finish_reason") not in (None, "shutdown")
 
 
 def run_crawl_job(

@@ -39,3 +39,23 @@ def test_the_link_examples_cache_follows_the_code_that_makes_them(monkeypatch: p
     before = link_prior.examples_version()
     monkeypatch.setattr(link_prior, "code_stamp", lambda *modules: "0000beef")
     assert link_prior.examples_version() != before
+
+
+def test_a_crawl_stopped_by_a_signal_is_crawled_anew_when_crawls_are_reused(tmp_path: Path) -> None:
+    """SIGTERM stops a crawl gracefully, and it writes its summary: reason
+    ``shutdown``. ``--reuse-crawls`` must not take it for a finished crawl."""
+    import json
+
+    from bench.runner import CrawlJob, Variant, crawls_to_run
+    from crawlproject.evaluation.topics import Topic
+
+    topic = Topic("t", "course", ["course"], ["http://a.test/"], [], [], 1)
+    jobs = []
+    for name, reason in (("done", "closespider_itemcount"), ("stopped", "shutdown"), ("none", None)):
+        folder = tmp_path / name
+        folder.mkdir()
+        if reason is not None:
+            (folder / "summary.json").write_text(json.dumps({"finish_reason": reason}))
+        jobs.append(CrawlJob(Variant.parse("best-first"), topic, 1, 100, folder))
+    assert [job.folder.name for job in crawls_to_run(jobs, reuse=True)] == ["stopped", "none"]
+    assert not (tmp_path / "stopped").exists()  # cleared for the new crawl
