@@ -278,3 +278,26 @@ def test_a_bad_allowed_network_is_a_clear_error(tmp_path: Path, setting: str) ->
     assert result.returncode == 2
     assert (f"scrapy crawl: error: FOCUS_ALLOWED_NETWORKS: {setting!r} is not a network; give CIDR ranges, "
             "e.g. 10.0.0.0/8,192.168.1.0/24") in result.log
+
+
+@pytest.mark.parametrize(("settings", "said"), [
+    ({"JOBDIR": "{file}"}, "JOBDIR '{file}' is a file: name a folder"),
+    ({"JOBDIR": "{file}/job"}, "JOBDIR '{file}/job' lies under '{file}', a file: name a folder"),
+    ({"FOCUS_OUTPUT_DIR": "{file}"}, "FOCUS_OUTPUT_DIR '{file}' is a file: name a folder"),
+    ({"FOCUS_OUTPUT_DIR": "{file}/out"}, "FOCUS_OUTPUT_DIR '{file}/out' lies under '{file}', a file: name a folder"),
+    ({"REDIS_URL": "notaurl", "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier"},
+     "REDIS_URL 'notaurl' is not a Redis URL"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0", "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier"},
+     "the shared frontier's Redis at redis://127.0.0.1:1/0 does not answer"),
+])
+def test_a_bad_folder_or_redis_is_one_line_and_exit_2(tmp_path: Path, settings: dict[str, str], said: str) -> None:
+    """Issue 51 §5: these ended in tracebacks (FileExistsError, NotADirectoryError, 'Scraper close failure')."""
+    file = tmp_path / "a-file"
+    file.write_text("not a folder")
+    folder = tmp_path / "crawl"
+    filled = {name: value.format(file=file) for name, value in settings.items()}
+    result = run_crawl("bestfirst", folder, ["http://site.test/"], None, query="course",
+                       settings={"LOG_FILE": "", **filled})
+    assert result.returncode == 2, result.log[-2000:]
+    assert f"scrapy crawl: error: {said.format(file=file)}" in result.log
+    assert "Traceback" not in result.log

@@ -127,7 +127,21 @@ def output_dir(spider: Spider, settings: BaseSettings) -> Path:
     return crawl_output(spider, settings).path
 
 
+def usable_folder(path: Path, setting: str) -> Path:
+    """*path*, if it is a folder or one can be made there; else one line
+    saying which file stands in the way."""
+    for part in (path, *path.parents):
+        if part.exists():
+            if not part.is_dir():
+                where = "is a file" if part == path else f"lies under {str(part)!r}, a file"
+                raise SettingsError(f"{setting} {str(path)!r} {where}: name a folder (it is made if it does not exist)")
+            break
+    return path
+
+
 def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
+    if settings.get("JOBDIR"):
+        usable_folder(Path(settings["JOBDIR"]), "JOBDIR")
     jobdir = job_dir(settings)
     remembered = _remembered(jobdir)
     if remembered is not None:
@@ -147,6 +161,7 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
             f"FOCUS_OUTPUT_DIR {template!r} is not a valid template ({exc}); it may use "
             "%(name)s, %(time)s and %(job)s"
         ) from None
+    usable_folder(path, "FOCUS_OUTPUT_DIR")
     _refuse_another_crawls_folder(path)
     crawl_id = job
     path.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,7 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task, threads
 
 from crawlproject import config
+from crawlproject.config import SettingsError
 from crawlproject.distributed import scripts
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.items import split_origin
@@ -79,6 +80,25 @@ _OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
 
 class FrontierLost(RuntimeError):
     """The shared frontier was wiped or replaced while this worker used it."""
+
+
+def reachable_redis(settings: Any, connect: Callable[[Any], Any]) -> Any:
+    """The Redis of ``REDIS_URL`` (or ``REDIS_HOST``/``REDIS_PORT``), once it
+    answered a PING; else one line saying why and what to do (a crawl that
+    cannot reach its frontier must not start)."""
+    from redis.exceptions import RedisError
+
+    url = settings.get("REDIS_URL") or f"redis://{settings.get('REDIS_HOST', 'localhost')}:{settings.get('REDIS_PORT', 6379)}"
+    try:
+        server = connect(settings)
+    except ValueError as exc:
+        raise SettingsError(f"REDIS_URL {url!r} is not a Redis URL ({exc}); e.g. redis://127.0.0.1:6379/0") from None
+    try:
+        server.ping()
+    except RedisError as exc:
+        raise SettingsError(f"the shared frontier's Redis at {url} does not answer ({exc}): start it, or set "
+                            "REDIS_URL to where it runs") from None
+    return server
 
 
 def _close_on_loss(crawler: Crawler, reason: str) -> None:
@@ -180,7 +200,7 @@ class RedisFrontier:
         settings = crawler.settings
         spider = crawler.spider
         frontier = cls(
-            server=get_redis_from_settings(settings),
+            server=reachable_redis(settings, get_redis_from_settings),
             key=redis_key(settings, spider.name if spider else "crawl"),
             max_size=config.get_int(settings, "FOCUS_FRONTIER_MAX"),
             host_batch=config.get_int(settings, "FOCUS_FRONTIER_HOST_BATCH"),
