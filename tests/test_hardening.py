@@ -301,3 +301,19 @@ def test_a_bad_folder_or_redis_is_one_line_and_exit_2(tmp_path: Path, settings: 
     assert result.returncode == 2, result.log[-2000:]
     assert f"scrapy crawl: error: {said.format(file=file)}" in result.log
     assert "Traceback" not in result.log
+
+
+def test_a_seed_without_its_scheme_says_so(tmp_path: Path) -> None:
+    result = run_crawl("bestfirst", tmp_path, "www.example.org", None, query="course", settings={"LOG_FILE": ""})
+    assert result.returncode == 2
+    assert ("scrapy crawl: error: seeds='www.example.org': a seed needs its scheme, e.g. "
+            "-a seeds=http://www.example.org") in result.log  # was: "neither a file nor … (no such file)"
+
+
+def test_a_seeds_file_names_its_bad_line(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site.test/\n# a comment\nwww.site.test\nftp://site.test/\nhttps://site.test/b\n")
+    result = run_crawl("bestfirst", tmp_path / "out", str(seeds), None, query="course", settings={"LOG_FILE": ""})
+    assert result.returncode == 2
+    assert (f"scrapy crawl: error: seeds file {seeds}, line 3 (and 1 more line): seed 'www.site.test' cannot be "
+            "crawled") in result.log

@@ -51,12 +51,31 @@ def parse_seeds(value: str) -> list[str]:
         is_file = False
     if not is_file:
         shown = value if len(value) <= 80 else value[:30] + "…"
+        first = value.split(",")[0].strip()
+        if first and " " not in first and "." in first.split("/")[0]:  # a host name, as in a browser's address bar
+            raise SettingsError(f"seeds={shown!r}: a seed needs its scheme, e.g. -a seeds=http://{first} "
+                                "(or name a file of URLs, one per line: there is no such file)")
         raise SettingsError(f"seeds={shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"seeds file {value}: cannot be read ({exc})") from None
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    seeds, bad = [], []
+    for number, line in enumerate(lines, 1):
+        url = line.strip()
+        if not url or url.startswith("#"):
+            continue
+        try:
+            check_seed(url)
+        except SettingsError as exc:
+            bad.append((number, exc))
+            continue
+        seeds.append(url)
+    if bad:
+        number, first_error = bad[0]
+        more = f" (and {len(bad) - 1} more line{'s' if len(bad) > 2 else ''})" if len(bad) > 1 else ""
+        raise SettingsError(f"seeds file {value}, line {number}{more}: {first_error}")
+    return seeds
 
 
 def check_seed(url: str, network: NetworkPolicy | None = None) -> None:
