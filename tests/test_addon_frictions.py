@@ -4,6 +4,7 @@ path, one harvest figure, the demo's plot and table counting alike."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -106,3 +107,29 @@ def test_train_from_examples_says_the_replay_is_missing_not_the_examples(tmp_pat
     assert trained.returncode == 2
     assert "FOCUS_REPLAY_WARC: no such file" in trained.stderr
     assert "no relevant example page" not in trained.stderr
+
+
+def test_a_plain_spiders_start_url_on_loopback_is_a_warning_and_a_failed_crawl(tmp_path: Path) -> None:
+    """Issue 51 §6: under the add-on a plain spider whose start URL is on
+    127.0.0.1 fetched nothing, said so in one INFO line, and exited 0 —
+    where stock Scrapy fetches it. Now a WARNING names the setting that
+    opens the range, and the crawl that fetched nothing for it exits 1."""
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = plainproject.settings\n")
+    package = tmp_path / "plainproject"
+    (package / "spiders").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "settings.py").write_text(
+        'SPIDER_MODULES = ["plainproject.spiders"]\nADDONS = {"crawlproject.addon.FocusedCrawlAddon": 0}\n')
+    (package / "spiders" / "__init__.py").write_text("")
+    (package / "spiders" / "plain.py").write_text(
+        "import scrapy\n\n\nclass Plain(scrapy.Spider):\n    name = 'plain'\n"
+        "    start_urls = ['http://127.0.0.1:9/']\n\n    def parse(self, response):\n        yield {'url': response.url}\n")
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "crawl", "plain"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"},
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "WARNING: Refused URL (loopback address): http://127.0.0.1:9/" in done.stderr
+    assert "FOCUS_ALLOWED_NETWORKS=127.0.0.0/8" in done.stderr
+    assert "scrapy crawl: error: no page was fetched: 1 URL refused (loopback address)" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -21,6 +21,7 @@ from scrapy.exceptions import UsageError
 
 from crawlproject.config import SettingsError
 from crawlproject.frontier.journal import JournalError
+from crawlproject.policy.netsafety import NETWORK_PROBLEMS
 
 if TYPE_CHECKING:
     import argparse
@@ -54,6 +55,10 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 2
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        elif (refused := refused_networks(crawler)) is not None:
+            print(f"scrapy crawl: error: no page was fetched: {refused} (FOCUS_ALLOWED_NETWORKS opens network "
+                  "ranges, e.g. FOCUS_ALLOWED_NETWORKS=127.0.0.0/8)", file=sys.stderr)
+            self.exitcode = 1
         elif (lost := _stat(crawler, "frontier/lost")) is not None:
             print(f"scrapy crawl: error: {lost}", file=sys.stderr)
             self.exitcode = 1
@@ -86,6 +91,20 @@ class Command(ScrapyCrawlCommand):
 def _stat(crawler: Any, name: str) -> Any:
     stats = getattr(crawler, "stats", None)
     return stats.get_value(name) if stats is not None else None
+
+
+def refused_networks(crawler: Any) -> str | None:
+    """What the network policy refused, when the crawl fetched nothing and
+    refused URLs for the address they reach (a plain spider's start URL on
+    127.0.0.1: stock Scrapy would have fetched it). None otherwise."""
+    stats = crawler.stats.get_stats() if getattr(crawler, "stats", None) is not None else {}
+    if stats.get("response_received_count", 0) - stats.get("robotstxt/response_count", 0) > 0:
+        return None
+    refused = {problem: stats.get(f"focus/url_refused/{problem}", 0) + stats.get(f"focus/refused/{problem}", 0)
+               for problem in NETWORK_PROBLEMS}
+    said = ", ".join(f"{count} URL{'s' if count > 1 else ''} refused ({problem} address)"
+                     for problem, count in sorted(refused.items()) if count)
+    return said or None
 
 
 def unanswered_requests(crawler: Any) -> int | None:

@@ -22,7 +22,7 @@ from scrapy import Request
 
 from crawlproject import config
 from crawlproject.policy.admission import refusal
-from crawlproject.policy.netsafety import NetworkPolicy
+from crawlproject.policy.netsafety import NETWORK_PROBLEMS, NetworkPolicy
 from crawlproject.policy.scope import CrawlScope
 from crawlproject.web import meta as keys
 from crawlproject.web.urls import canonicalize, repeats_a_segment, without_fragment
@@ -103,6 +103,14 @@ class CanonicalizeMiddleware:
 
     def _refuse(self, reason: str, url: str) -> None:
         self.stats.inc_value(f"focus/url_refused/{reason}")
+        if reason not in self._logged and reason in NETWORK_PROBLEMS:
+            self._logged.add(reason)  # stock Scrapy would fetch it: say so where it shows, with the cure
+            logger.warning(
+                "Refused URL (%(reason)s address): %(url)s — a crawl reaches no private network or loopback "
+                "unless FOCUS_ALLOWED_NETWORKS opens its range (e.g. FOCUS_ALLOWED_NETWORKS=127.0.0.0/8); "
+                "further refusals are counted in stats focus/url_refused/%(reason)s",
+                {"reason": reason, "url": url[:200]},
+            )
         if reason not in self._logged:  # log once per reason, then count
             self._logged.add(reason)
             logger.info(

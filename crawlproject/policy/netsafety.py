@@ -67,6 +67,12 @@ def literal_address(host: str) -> Address | None:
         return None
 
 
+#: The kinds of address a crawl does not reach unless FOCUS_ALLOWED_NETWORKS opens them.
+_ADDRESS_KINDS = ("loopback", "link_local", "multicast", "unspecified", "reserved", "private")
+#: Every refusal word of the network policy (stats ``focus/url_refused/<word>``).
+NETWORK_PROBLEMS = frozenset({*_ADDRESS_KINDS, "not_global"})
+
+
 def address_problem(address: Address, allowed: Iterable[Network] = ()) -> str | None:
     """Why *address* must not be reached (a stats-key word), or ``None``.
 
@@ -79,7 +85,7 @@ def address_problem(address: Address, allowed: Iterable[Network] = ()) -> str | 
         address = address.ipv4_mapped
     if any(address in network for network in allowed):
         return None
-    for problem in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
+    for problem in _ADDRESS_KINDS:
         if getattr(address, f"is_{problem}"):
             return problem
     if not address.is_global:
