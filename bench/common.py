@@ -31,8 +31,11 @@ GROUPS = (
     ("Scheduler and frontier", ("slots", "spill", "frontier", "throughput", "long-crawl", "resilience")),
     ("Distributed crawling", ("distributed", "distributed-synthetic")),
     ("Demo", ("demo",)),
-    ("Crawl quality", ("learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
-                       "focused-", "queries-", "infospiders-", "link-value-")),
+    # Measured as users crawl (issue 49): one request per host, a delay; one table per corpus.
+    ("Crawl quality, as users crawl", ("quality-webkb", "quality-phpdoc-evolving", "quality-docsweb", "politeness-")),
+    ("Crawl quality, earlier: measured at delay 0, most before issues 35–37 changed the scheduler and the learner",
+     ("runs-quality-", "learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
+      "focused-", "queries-", "infospiders-", "link-value-", "judges-", "prior-quality-", "screen-")),
     ("Refresh and search", ("refresh-", "symbiosis-")),
 )
 
@@ -122,8 +125,9 @@ def build_index() -> None:
         "",
     ]
     for title, prefixes in GROUPS:
-        names = [n for n in sections if n not in placed and any(n == p or (p.endswith("-") and n.startswith(p))
-                                                                    for p in prefixes)]
+        names = [n for p in prefixes for n in sections  # in the order the group names them
+                 if n not in placed and (n == p or (p.endswith("-") and n.startswith(p)))]
+        names = list(dict.fromkeys(names))
         if not names:
             continue
         placed.update(names)
