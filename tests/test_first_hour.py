@@ -78,7 +78,9 @@ def test_an_output_folder_of_another_crawl_is_refused_and_a_resumed_crawl_writes
     settings = {"CLOSESPIDER_ITEMCOUNT": 15, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": 1}
     resumed_out = tmp_path / "resumed"
     one = run_crawl("bestfirst", resumed_out, [CORNELL], webkb_replay.proxy_url, "course", settings)
-    two = run_crawl("bestfirst", tmp_path / "ignored", [CORNELL], webkb_replay.proxy_url, "course", settings)
+    # A budget is the crawl's (issue 51): the resumed run is given 30 for the whole crawl.
+    two = run_crawl("bestfirst", tmp_path / "ignored", [CORNELL], webkb_replay.proxy_url, "course",
+                    {**settings, "CLOSESPIDER_ITEMCOUNT": 30})
     assert one.returncode == 0 and two.returncode == 0, two.log[-2000:]
     history = [json.loads(line) for line in (resumed_out / "history.jsonl").read_text().splitlines()]
     assert [r["order"] for r in history] == list(range(1, len(history) + 1))
