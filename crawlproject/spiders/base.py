@@ -38,7 +38,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import parse_categories
-from crawlproject.corpus.output import crawl_output
+from crawlproject.corpus.output import crawl_output, earlier_runs
 from crawlproject.items import PageItem
 from crawlproject.policy.near_duplicates import NearDuplicates
 from crawlproject.policy.scope import CrawlScope
@@ -349,8 +349,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     def _recorded_before_a_kill(self, canonical_url: str) -> bool:
         """A page the run a kill stopped recorded, fetched again to queue its
         links (they were not saved): no second record (corpus.output.EarlierRuns)."""
-        output = getattr(self, "crawl_output", None)
-        if output is None or not output.earlier.fetched_again(canonical_url):
+        earlier = earlier_runs(self)
+        if earlier is None or not earlier.fetched_again(canonical_url):
             return False
         assert self.crawler is not None and self.crawler.stats is not None
         self.crawler.stats.inc_value("focus/resume/fetched_again")
