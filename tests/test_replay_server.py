@@ -115,3 +115,65 @@ def test_https_pages_replay_under_their_own_urls(tmp_path: Path) -> None:
     }, status
     assert " ERROR: " not in result.log
     assert "certificate is not valid" not in result.log  # a certificate per host, naming it
+
+
+def _cut_warc(tmp_path: Path, gzip: bool) -> tuple[Path, list[str]]:
+    """A WARC of three pages cut off inside its third record's body, as a
+    full disk or an interrupted copy leaves it; the URLs of the pages."""
+    import os
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    pages = [(f"http://cut.test/{n}", 200, [("Content-Type", "text/html")], html(os.urandom(4000).hex())) for n in range(3)]
+    whole = write_warc(tmp_path / "whole.warc.gz", pages)
+    if not gzip:  # the same records, uncompressed
+        import gzip as gz
+
+        whole = tmp_path / "whole.warc"
+        whole.write_bytes(gz.decompress((tmp_path / "whole.warc.gz").read_bytes()))
+    with whole.open("rb") as f:
+        iterator = ArchiveIterator(f)
+        offsets = [iterator.get_record_offset() for _ in iterator]
+    cut = tmp_path / f"cut{''.join(whole.suffixes)}"
+    data = whole.read_bytes()
+    cut.write_bytes(data[: offsets[2] + (len(data) - offsets[2]) * 2 // 3])
+    return cut, [url for url, *_ in pages]
+
+
+@pytest.mark.parametrize("gzip", [True, False])
+def test_a_warc_cut_off_inside_a_record_is_said_and_its_torn_page_not_served(tmp_path: Path, gzip: bool) -> None:
+    # Issue 51 §6: warcio ends its iteration at a torn record without a
+    # word, and the replay served the first part of the archive as if whole.
+    cut, urls = _cut_warc(tmp_path, gzip)
+    process = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "scrapy", "replay", "--warc", str(cut), "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("REPLAY READY"), process.stderr.read() if process.stderr else line
+        port = int(line.split("port=")[1].split()[0])
+        assert [fetch(f"http://127.0.0.1:{port}", url)[0] for url in urls] == [200, 200, 404]
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=20)
+    warnings = [line for line in stderr.splitlines() if "is cut off" in line]
+    assert len(warnings) == 1, stderr[-2000:]
+    assert f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read" in warnings[0]
+    assert "Traceback" not in stderr
+
+
+def test_pages_read_from_a_cut_off_warc_are_the_whole_ones_and_the_cut_is_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from crawlproject.corpus.reader import archived_pages
+
+    cut, urls = _cut_warc(tmp_path, gzip=True)
+    with caplog.at_level("WARNING"):
+        read = [url for url, _ in archived_pages(cut)]
+    assert read == urls[:2]
+    assert [r.message for r in caplog.records if "is cut off" in r.message] == [
+        f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read"
+        " and the rest of the archive is missing; copy or write the file again"
+    ]

@@ -26,8 +26,10 @@ from crawlproject.replay.archive import (
     ArchiveError,
     RevisitIndex,
     check_warc,
+    cut_off,
     read_record,
     revisit_answer,
+    warn_cut_off,
 )
 from crawlproject.web.content import is_html_content_type
 from crawlproject.web.page import Page
@@ -159,12 +161,15 @@ def archived_pages(warc: str | Path) -> Iterator[tuple[str, Page | None]]:
 def _archived_pages(warc: Path) -> Iterator[tuple[str, Page | None]]:
     seen: set[str] = set()
     revisits = RevisitIndex()  # a revisit record answers with an earlier response's body, as in the replay
+    record = None
     with warc.open("rb") as f, warc.open("rb") as originals:
         iterator = ArchiveIterator(f)
         for record in iterator:
             if record.rec_type == "response":
                 http, body = record.http_headers, record.content_stream().read()
                 revisits.add_response(record.rec_headers, iterator.get_record_offset())  # reads to the record's end
+                if cut_off(record):
+                    break
             elif record.rec_type == "revisit":
                 original = revisits.original(record.rec_headers)
                 if original is None:
@@ -187,6 +192,8 @@ def _archived_pages(warc: Path) -> Iterator[tuple[str, Page | None]]:
                 url=url, body=body, headers={"Content-Type": content_type or "text/html"}
             )
             yield url, Page.from_response(response)
+    if record is not None and cut_off(record):
+        warn_cut_off(warc, len(seen))
 
 
 def _fingerprint(*paths: Path) -> str:

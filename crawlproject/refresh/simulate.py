@@ -39,7 +39,7 @@ from crawlproject.refresh.policies import (
 )
 from crawlproject.refresh.quality import exposure
 from crawlproject.refresh.workload import head_tail_workload, headings
-from crawlproject.replay.archive import check_warc, parse_time
+from crawlproject.replay.archive import check_warc, cut_off, parse_time, warn_cut_off
 from crawlproject.search.document import IndexedPage
 from crawlproject.web.page import Page
 from crawlproject.web.urls import canonicalize
@@ -131,10 +131,16 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
     pages: dict[str, int] = {}
     web = EvolvingWeb([], [], [], [])
     outlinks: list[list[str]] = []
+    record = None
     with warc.open("rb") as f:
-        for record in ArchiveIterator(f):
+        iterator = ArchiveIterator(f)
+        for record in iterator:
             if record.rec_type != "response" or record.http_headers is None:
                 continue
+            body = record.content_stream().read()
+            iterator.get_record_offset()  # reads the record to its end: is it whole?
+            if cut_off(record):
+                break
             url = canonicalize(record.rec_headers.get_header("WARC-Target-URI"))
             live_from = parse_time(record.rec_headers.get_header("WARC-Date"))
             page = pages.setdefault(url, len(pages))
@@ -146,7 +152,6 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
             if record.http_headers.get_statuscode() != "200":
                 web.timeline[page].append((live_from, -1))
                 continue
-            body = record.content_stream().read()
             content_type = record.http_headers.get_header("Content-Type") or "text/html"
             parsed = Page.from_response(HtmlResponse(url=url, body=body, headers={"Content-Type": content_type}))
             if not web.first_headings[page]:
@@ -156,6 +161,8 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
             web.timeline[page].append((live_from, len(web.texts)))
             web.texts.append(parsed.text)
             outlinks.append([link.key for link in parsed.links])
+    if record is not None and cut_off(record):
+        warn_cut_off(warc, len(web.texts))
     web.links = [sorted({pages[target] for target in targets if target in pages}) for targets in outlinks]
     for versions in web.timeline:
         versions.sort(key=lambda version: version[0])

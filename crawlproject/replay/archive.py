@@ -153,6 +153,22 @@ def revisit_answer(revisit: ArcWarcRecord, original: ArcWarcRecord) -> tuple[Sta
     return (http if own else original.http_headers), original.content_stream().read()
 
 
+def cut_off(record: ArcWarcRecord) -> bool:
+    """Whether *record*, read to its end, holds fewer bytes than its header
+    says: the file stops inside it (a WARC cut off by a full disk or an
+    interrupted copy). warcio then ends its iteration without a word."""
+    return getattr(record.raw_stream, "limit", 0) > 0
+
+
+def warn_cut_off(path: str | Path, complete: int) -> None:
+    """The one line for a WARC that ends inside a record (issue 51 §6)."""
+    logger.warning(
+        "%s is cut off: it ends inside a record, so only the %d complete responses before it are read"
+        " and the rest of the archive is missing; copy or write the file again",
+        path, complete,
+    )
+
+
 def read_record(file: BinaryIO, offset: int) -> ArcWarcRecord:
     file.seek(offset)
     return next(iter(ArchiveIterator(file)))
@@ -168,6 +184,7 @@ class WarcArchive:
         self._canonical_versions: dict[str, list[tuple[float, int]]] = {}
         self._revisits = RevisitIndex()
         self.unresolved_revisits = 0
+        self.cut_off = False  # the file ends inside a record (see cut_off)
         self.first_date = self.last_date = 0.0
         check_warc(self.path)
         try:
@@ -184,13 +201,16 @@ class WarcArchive:
         iterator = ArchiveIterator(self._file)
         dates = []
         revisits = []
+        record = None
         for record in iterator:
             if record.rec_type not in ("response", "revisit"):
                 continue
             url = record.rec_headers.get_header("WARC-Target-URI")
             if not url:
                 continue
-            offset = iterator.get_record_offset()
+            offset = iterator.get_record_offset()  # reads the record to its end
+            if cut_off(record):
+                break  # an incomplete response is not served
             if record.rec_type == "revisit":
                 revisits.append((record.rec_headers, url, offset))
                 continue
@@ -212,6 +232,9 @@ class WarcArchive:
             self.first_date, self.last_date = min(dates), max(dates)
         self.dated = any(len(versions) > 1 for versions in self._versions.values())
         logger.info("Indexed %d responses in %s", len(self._versions), self.path)
+        if record is not None and cut_off(record):
+            self.cut_off = True
+            warn_cut_off(self.path, len(self._versions))
         if self.unresolved_revisits:
             logger.warning(
                 "%d revisit records of %s refer to a response the WARC does not hold: skipped",
