@@ -7,6 +7,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -75,20 +77,28 @@ def test_missing_warc_is_a_clear_error(tmp_path: Path) -> None:
         ReplayProcess(str(tmp_path / "missing.warc.gz"), startup_timeout=30)
 
 
-def test_scrapy_replay_command_serves_until_stopped() -> None:
+@contextmanager
+def replay_command(warc: Path) -> Iterator[tuple[str, list[str]]]:
+    """`scrapy replay --warc WARC` running: its proxy URL, and once stopped
+    its stderr lines (in the list yielded with it)."""
     process = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "scrapy", "replay", "--warc", str(WEBKB_WARC), "--port", "0"],
+        [sys.executable, "-m", "scrapy", "replay", "--warc", str(warc), "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    stderr: list[str] = []
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
         assert line.startswith("REPLAY READY"), process.stderr.read() if process.stderr else line
-        port = int(line.split("port=")[1].split()[0])
-        assert fetch(f"http://127.0.0.1:{port}", "http://www.cs.cornell.edu/")[0] == 200
+        yield f"http://127.0.0.1:{int(line.split('port=')[1].split()[0])}", stderr
     finally:
         process.terminate()
-        process.communicate(timeout=20)  # also closes the pipes
+        stderr.extend(process.communicate(timeout=20)[1].splitlines())  # also closes the pipes
+
+
+def test_scrapy_replay_command_serves_until_stopped() -> None:
+    with replay_command(WEBKB_WARC) as (proxy, _):
+        assert fetch(proxy, "http://www.cs.cornell.edu/")[0] == 200
 
 
 def test_https_pages_replay_under_their_own_urls(tmp_path: Path) -> None:
@@ -145,23 +155,12 @@ def test_a_warc_cut_off_inside_a_record_is_said_and_its_torn_page_not_served(tmp
     # Issue 51 §6: warcio ends its iteration at a torn record without a
     # word, and the replay served the first part of the archive as if whole.
     cut, urls = _cut_warc(tmp_path, gzip)
-    process = subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "scrapy", "replay", "--warc", str(cut), "--port", "0"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("REPLAY READY"), process.stderr.read() if process.stderr else line
-        port = int(line.split("port=")[1].split()[0])
-        assert [fetch(f"http://127.0.0.1:{port}", url)[0] for url in urls] == [200, 200, 404]
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=20)
-    warnings = [line for line in stderr.splitlines() if "is cut off" in line]
-    assert len(warnings) == 1, stderr[-2000:]
+    with replay_command(cut) as (proxy, stderr):
+        assert [fetch(proxy, url)[0] for url in urls] == [200, 200, 404]
+    warnings = [line for line in stderr if "is cut off" in line]
+    assert len(warnings) == 1, stderr[-20:]
     assert f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read" in warnings[0]
-    assert "Traceback" not in stderr
+    assert not any("Traceback" in line for line in stderr)
 
 
 def test_pages_read_from_a_cut_off_warc_are_the_whole_ones_and_the_cut_is_said(
