@@ -68,6 +68,7 @@ SETTINGS: dict[str, Setting] = {
     # Network safety (policy.netsafety) and spider traps
     "FOCUS_ALLOWED_NETWORKS": _str(),
     "FOCUS_MAX_SEGMENT_REPEATS": _int(3),
+    "FOCUS_MAX_COUNTER_HOPS": _int(20),
     "FOCUS_MAX_LINKS_PER_PAGE": _int(1000),
     "FOCUS_MAX_PAGES_PER_HOST": _int(0),
     # Crawl scope (policy.scope): any | domain | host of the seeds
