@@ -43,6 +43,7 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         "crawlproject.middlewares.pagesize.PageSizeMiddleware": 800,
     },
     "ITEM_PIPELINES": {
+        "crawlproject.pipelines.collection.CollectionPipeline": 50,  # only with FOCUS_COLLECTION: text first
         "crawlproject.pipelines.history.CrawlHistoryPipeline": 100,
         "crawlproject.pipelines.linkgraph.LinkGraphPipeline": 200,
         "crawlproject.pipelines.repository.PageRepositoryPipeline": 300,

@@ -196,6 +196,8 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_OUTPUT_DIR": _str("crawls/%(name)s-%(job)s"),
     "FOCUS_STORE_PAGES": _bool(True),
     "FOCUS_WARC_OUTPUT": _bool(False),
+    "FOCUS_COLLECTION": _bool(False),
+    "FOCUS_REPORT": _bool(True),
     "FOCUS_LABELS": _str(),
     "FOCUS_RELEVANT": _str(),
 }

@@ -121,6 +121,10 @@ class PageJudge(ABC):
         estimate = self.precision()
         return estimate.value if estimate is not None else 1.0
 
+    def calls(self, relevance: float) -> bool:
+        """Whether the judge calls a page of this *relevance* relevant."""
+        return relevance >= self.threshold
+
     def relevance(self, page: Page) -> float:
         """The relevance of a page the crawl fetched: scored, and counted
         for the judge's precision estimate."""
@@ -130,7 +134,7 @@ class PageJudge(ABC):
 
     def _count(self, key: str, relevance: float) -> None:
         """A fetched page's verdict: for the precision estimate, and for a later label."""
-        self.tally.record(relevance >= self.threshold, self.probability(relevance))
+        self.tally.record(self.calls(relevance), self.probability(relevance))
         self.recent[key] = relevance
         self.recent.move_to_end(key)
         if len(self.recent) > self.REMEMBERED:
@@ -150,7 +154,7 @@ class PageJudge(ABC):
         precision when it remembers its call."""
         relevance = self.recent.get(key)
         if relevance is not None:
-            self.tally.label(relevance >= self.threshold, relevant)
+            self.tally.label(self.calls(relevance), relevant)
         return {"learnt": False, "judge_said": None if relevance is None else round(relevance, 4)}
 
     def questions(self, count: int) -> list[dict[str, Any]]:

@@ -44,6 +44,10 @@ REFUSED = "focus_refused_by"
 #: counted by the trap guard (middlewares.canonicalize); absent when 0.
 COUNTER_HOPS = "focus_counter_hops"
 
+#: The anchor text of the link a request was found by (its first 100
+#: characters): the item's ``found_via``.
+ANCHOR = "focus_anchor"
+
 #: The page a link was found on, and the seed flag (set by our spiders).
 PARENT = "focus_parent"
 SEED = "focus_seed"
