@@ -198,6 +198,9 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_WARC_OUTPUT": _bool(False),
     "FOCUS_COLLECTION": _bool(False),
     "FOCUS_REPORT": _bool(True),
+    # Rendering where scripts build the page (middlewares.render): never | auto | always
+    "FOCUS_RENDER": _choice("never", "never", "auto", "always"),
+    "FOCUS_BROWSER": _str("/usr/bin/chromium"),
     "FOCUS_LABELS": _str(),
     "FOCUS_RELEVANT": _str(),
 }

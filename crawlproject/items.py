@@ -43,6 +43,7 @@ class PageItem(scrapy.Item):
     title = scrapy.Field()  # <title>, whitespace folded
     language = scrapy.Field()  # as the page declares it (<html lang>, Content-Language)
     found_via = scrapy.Field()  # the anchor text of the link the page was found by (None for seeds)
+    rendered = scrapy.Field()  # fetched by the browser (FOCUS_RENDER; crawlproject.middlewares.render)
     # The main text (FOCUS_COLLECTION; crawlproject.web.extract), not in the history:
     text = scrapy.Field()
     markdown = scrapy.Field()
@@ -83,6 +84,7 @@ class PageItem(scrapy.Item):
             title=title_of(response),
             language=language_of(response),
             found_via=meta.get(keys.ANCHOR),
+            rendered=bool(meta.get("playwright")),
             fetched_at=now(),
             content_type=_header(headers, b"Content-Type"),
             size=len(response.body),
@@ -117,6 +119,7 @@ class PageItem(scrapy.Item):
             title=None,
             language=None,
             found_via=request.meta.get(keys.ANCHOR),
+            rendered=bool(request.meta.get("playwright")),
             fetched_at=now(),
             content_type=None,
             size=0,
