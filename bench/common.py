@@ -37,7 +37,7 @@ GROUPS = (
      ("runs-quality-", "learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
       "focused-", "queries-", "infospiders-", "link-value-", "judges-", "prior-quality-", "screen-")),
     ("Refresh and search", ("refresh-", "symbiosis-")),
-    ("Collections", ("extraction",)),
+    ("Collections", ("extraction", "render-")),
 )
 
 

@@ -117,6 +117,9 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
             return int(driver.find_element(By.ID, "status").get_attribute("data-fetched") or 0)
 
         first = wait.until(lambda _: fetched() > 0 and fetched())
+        # the page names the crawl: spider, strategy, judge and topic (issue 52), not the machine
+        named = f"linklearner · link-learner · judge query-tf+labels · “{QUERY}”"
+        assert driver.find_element(By.ID, "crawl").text == named and driver.title.startswith(named)
         wait.until(lambda _: fetched() > first)  # the counters move while it runs, without a reload
         points = driver.execute_script("return document.getElementById('harvest').data[0].x.length")
         wait.until(lambda _: driver.execute_script("return document.getElementById('harvest').data[0].x.length") > points)
