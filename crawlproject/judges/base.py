@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from crawlproject.judges.calibration import CrawlCalibration
     from crawlproject.web.page import Page
 
 
@@ -100,6 +101,9 @@ class PageJudge(ABC):
     def __init__(self) -> None:
         self.tally = CallTally()
         self.recent: OrderedDict[str, float] = OrderedDict()
+        #: a judge whose scores are no probabilities learns what they mean on
+        #: the crawl's own pages (crawlproject.judges.calibration); None: it needs not
+        self.calibration: CrawlCalibration | None = None
 
     @abstractmethod
     def score(self, page: Page) -> float:
@@ -107,7 +111,7 @@ class PageJudge(ABC):
 
     def probability(self, relevance: float) -> float | None:
         """Pr(relevant | this relevance) when the judge is calibrated, else None."""
-        return None
+        return self.calibration.probability(relevance) if self.calibration is not None else None
 
     def expected_relevant(self, relevance: float) -> float:
         """How likely a page of this *relevance* is relevant, as far as the
@@ -122,13 +126,20 @@ class PageJudge(ABC):
         return estimate.value if estimate is not None else 1.0
 
     def calls(self, relevance: float) -> bool:
-        """Whether the judge calls a page of this *relevance* relevant."""
+        """Whether the judge calls a page of this *relevance* relevant: as
+        likely relevant as not, once its calibration knows; else at its threshold."""
+        if self.calibration is not None:
+            probability = self.calibration.probability(relevance)
+            if probability is not None:
+                return probability >= 0.5
         return relevance >= self.threshold
 
     def relevance(self, page: Page) -> float:
         """The relevance of a page the crawl fetched: scored, and counted
         for the judge's precision estimate."""
         relevance = self.score(page)
+        if self.calibration is not None:
+            self.calibration.observe(relevance)
         self._count(page.key, relevance)
         return relevance
 

@@ -91,6 +91,9 @@ class LabelTaughtJudge(PageJudge):
     def probability(self, relevance: float) -> float | None:
         return relevance if self.model is not None else self.base.probability(relevance)
 
+    def calls(self, relevance: float) -> bool:
+        return relevance >= self.threshold if self.model is not None else self.base.calls(relevance)
+
     def label(self, key: str, relevant: bool) -> dict[str, Any]:
         said = super().label(key, relevant)
         self.base.label(key, relevant)
