@@ -28,7 +28,7 @@ SECTIONS = ROOT / "bench" / "results" / "sections"
 
 #: The order of the index: the groups a reader looks for, then the rest by name.
 GROUPS = (
-    ("Scheduler and frontier", ("slots", "spill", "frontier", "throughput", "long-crawl", "resilience")),
+    ("Scheduler and frontier", ("slots", "spill", "frontier", "throughput", "long-crawl", "resilience", "faults")),
     ("Distributed crawling", ("distributed", "distributed-synthetic")),
     ("Demo", ("demo",)),
     # Measured as users crawl (issue 49): one request per host, a delay; one table per corpus.
@@ -37,6 +37,7 @@ GROUPS = (
      ("runs-quality-", "learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
       "focused-", "queries-", "infospiders-", "link-value-", "judges-", "prior-quality-", "screen-")),
     ("Refresh and search", ("refresh-", "symbiosis-")),
+    ("Collections", ("extraction", "render-")),
 )
 
 

@@ -64,11 +64,12 @@ def crawl(proxy: str, folder: Path, budget: int, jobdir: Path | None) -> dict[st
 
 
 def killed_crawl(proxy: str, folder: Path, jobdir: Path, budget: int, kills: list[int]) -> dict[str, float]:
-    """Kill at each page count of *kills*, resume after each, finish the budget."""
+    """Kill at each page count of *kills*, resume after each, finish the budget
+    (CLOSESPIDER_ITEMCOUNT counts the pages of every run: issue 51)."""
     snapshots = []
     for point in kills:
         process = subprocess.Popen(  # noqa: S603
-            command(proxy, folder, budget - lines(folder), jobdir), cwd=ROOT,
+            command(proxy, folder, budget, jobdir), cwd=ROOT,  # a budget is the crawl's, across resumes
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 600
@@ -80,9 +81,7 @@ def killed_crawl(proxy: str, folder: Path, jobdir: Path, budget: int, kills: lis
         written = {str(r["canonical_url"]) for r in history(folder)}
         # in flight at the kill: queued again (not acknowledged) although its page was written
         snapshots.append((state.queued, written & state.queued))
-    remaining = budget - lines(folder)
-    if remaining > 0:
-        subprocess.run(command(proxy, folder, remaining, jobdir), cwd=ROOT, check=True, capture_output=True, timeout=1800)  # noqa: S603
+    subprocess.run(command(proxy, folder, budget, jobdir), cwd=ROOT, check=True, capture_output=True, timeout=1800)  # noqa: S603
     final = FrontierState(jobdir)
     fetched = [str(r["canonical_url"]) for r in history(folder)]
     fetched_set = set(fetched)

@@ -63,17 +63,19 @@ class _Server:
 
 class RedisServer(_Server):
     """``redis-server`` (Debian's package, installed by ``make setup``) on a
-    free loopback port, its data in a temporary folder, no persistence."""
+    free loopback port, its data in a temporary folder (or *folder*, to
+    restart one on its data); no persistence unless *persistent* (an
+    append-only file: what docs/distributed.md asks of a shared frontier)."""
 
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, folder: Path | None = None, persistent: bool = False):
         binary = shutil.which("redis-server")
         if binary is None:
             raise ServerError("redis-server is not installed: `make setup` installs it (apt-get install redis-server)")
         self.port = port or free_port()
-        self.folder = Path(tempfile.mkdtemp(prefix="crawlproject-redis-"))
+        self.folder = folder or Path(tempfile.mkdtemp(prefix="crawlproject-redis-"))
         self.process = subprocess.Popen(  # noqa: S603
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-             "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
+             "--save", "", "--appendonly", "yes" if persistent else "no", "--protected-mode", "yes"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         self.url = f"redis://127.0.0.1:{self.port}/0"

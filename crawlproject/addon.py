@@ -40,9 +40,11 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "crawlproject.middlewares.robotstxt.RobotsTxtMiddleware": 100,
         "crawlproject.middlewares.replay.ReplayProxyMiddleware": 740,
+        "crawlproject.middlewares.render.RenderMiddleware": 750,  # only with FOCUS_RENDER: after the proxy is set
         "crawlproject.middlewares.pagesize.PageSizeMiddleware": 800,
     },
     "ITEM_PIPELINES": {
+        "crawlproject.pipelines.collection.CollectionPipeline": 50,  # only with FOCUS_COLLECTION: text first
         "crawlproject.pipelines.history.CrawlHistoryPipeline": 100,
         "crawlproject.pipelines.linkgraph.LinkGraphPipeline": 200,
         "crawlproject.pipelines.repository.PageRepositoryPipeline": 300,
@@ -132,6 +134,10 @@ def install(settings: BaseSettings) -> None:
         handlers.update({"http": DOWNLOAD_HANDLER, "https": DOWNLOAD_HANDLER})
         settings.set("DOWNLOAD_HANDLERS", handlers, settings.getpriority("DOWNLOAD_HANDLERS") or 0)
     FocusedCrawlAddon.update_pre_crawler_settings(settings)
+    if config.get_choice(settings, "FOCUS_RENDER") != "never" and not settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS"):
+        # the system's chromium (no browser download); as root, chromium runs only without its sandbox
+        settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", {"executable_path": config.get_str(settings, "FOCUS_BROWSER"),
+                                                   "headless": True, "args": ["--no-sandbox"]}, "addon")
 
 
 def _setdefault_component(settings: BaseSettings, name: str, path: str, order: int | None) -> None:

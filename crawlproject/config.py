@@ -68,6 +68,7 @@ SETTINGS: dict[str, Setting] = {
     # Network safety (policy.netsafety) and spider traps
     "FOCUS_ALLOWED_NETWORKS": _str(),
     "FOCUS_MAX_SEGMENT_REPEATS": _int(3),
+    "FOCUS_MAX_COUNTER_HOPS": _int(20),
     "FOCUS_MAX_LINKS_PER_PAGE": _int(1000),
     "FOCUS_MAX_PAGES_PER_HOST": _int(0),
     # Crawl scope (policy.scope): any | domain | host of the seeds
@@ -195,6 +196,11 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_OUTPUT_DIR": _str("crawls/%(name)s-%(job)s"),
     "FOCUS_STORE_PAGES": _bool(True),
     "FOCUS_WARC_OUTPUT": _bool(False),
+    "FOCUS_COLLECTION": _bool(False),
+    "FOCUS_REPORT": _bool(True),
+    # Rendering where scripts build the page (middlewares.render): never | auto | always
+    "FOCUS_RENDER": _choice("never", "never", "auto", "always"),
+    "FOCUS_BROWSER": _str("/usr/bin/chromium"),
     "FOCUS_LABELS": _str(),
     "FOCUS_RELEVANT": _str(),
 }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import scrapy
 
 from crawlproject.web import meta as keys
+from crawlproject.web.extract import language_of, title_of
 from crawlproject.web.page import page_key
 
 if TYPE_CHECKING:
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 #: Fields that carry raw content for the pipelines that store it; they are
 #: removed before the item is exported (see pipelines.raw).
 RAW_FIELDS = ("body", "headers", "outlinks")
+#: Fields of a page's content, in items and the collection but not in the
+#: history (which stays one short line per fetch).
+CONTENT_FIELDS = ("text", "markdown")
 
 
 class PageItem(scrapy.Item):
@@ -34,7 +38,15 @@ class PageItem(scrapy.Item):
     depth = scrapy.Field()  # link distance from a seed
     parent_url = scrapy.Field()  # page the link was found on (None for seeds)
     score = scrapy.Field()  # frontier score when popped (None for seeds)
-    relevance = scrapy.Field()  # the strategy's estimate for this page, if any
+    relevance = scrapy.Field()  # the judge's verdict on this page, if the strategy has one
+    relevant = scrapy.Field()  # the judge calls it relevant (relevance ≥ its threshold); None without a judge
+    title = scrapy.Field()  # <title>, whitespace folded
+    language = scrapy.Field()  # as the page declares it (<html lang>, Content-Language)
+    found_via = scrapy.Field()  # the anchor text of the link the page was found by (None for seeds)
+    rendered = scrapy.Field()  # fetched by the browser (FOCUS_RENDER; crawlproject.middlewares.render)
+    # The main text (FOCUS_COLLECTION; crawlproject.web.extract), not in the history:
+    text = scrapy.Field()
+    markdown = scrapy.Field()
     fetched_at = scrapy.Field()  # ISO 8601, UTC
     content_type = scrapy.Field()
     size = scrapy.Field()  # bytes of body kept (after the size cut)
@@ -49,7 +61,8 @@ class PageItem(scrapy.Item):
 
     @classmethod
     def of_response(
-        cls, response: Response, page: Page, relevance: float | None, links: list[Link], order: int
+        cls, response: Response, page: Page, relevance: float | None, links: list[Link], order: int,
+        relevant: bool | None = None,
     ) -> PageItem:
         """The record of a page fetched (any status)."""
         meta = response.meta
@@ -67,6 +80,11 @@ class PageItem(scrapy.Item):
             parent_url=meta.get(keys.PARENT),
             score=finite(meta.get(keys.SCORE)),
             relevance=relevance,
+            relevant=relevant,
+            title=title_of(response),
+            language=language_of(response),
+            found_via=meta.get(keys.ANCHOR),
+            rendered=bool(meta.get("playwright")),
             fetched_at=now(),
             content_type=_header(headers, b"Content-Type"),
             size=len(response.body),
@@ -97,6 +115,11 @@ class PageItem(scrapy.Item):
             parent_url=request.meta.get(keys.PARENT),
             score=finite(request.meta.get(keys.SCORE)),
             relevance=None,
+            relevant=None,
+            title=None,
+            language=None,
+            found_via=request.meta.get(keys.ANCHOR),
+            rendered=bool(request.meta.get("playwright")),
             fetched_at=now(),
             content_type=None,
             size=0,

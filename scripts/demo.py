@@ -188,7 +188,8 @@ def main() -> int:
             print(f"  {label:<16} estimated {left['expected']:.0f} ({left['low']:.0f}–{left['high']:.0f}), "
                   f"{left['rate_now']:.3f} per fetch next; truth {left_in_queue(folder, labels)}")
     print(f"\nPlot of course pages against pages fetched: {png}")
-    print(f"Outputs (history.jsonl, links.tsv, summary.json) in {args.out}/")
+    print(f"Outputs (history.jsonl, links.tsv, summary.json, report.html) in {args.out}/<crawl>/")
+    print(f"The link learner's crawl report (open it in a browser): {args.out / 'linklearner' / 'report.html'}")
     return 0
 
 

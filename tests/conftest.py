@@ -262,3 +262,18 @@ class SlowTcpProxy:
     def close(self) -> None:
         self._closed = True
         self.listener.close()
+
+
+def chromium(window: str = "1400,2200") -> Any:
+    """Debian's chromium, headless, driven by selenium through Debian's
+    chromedriver (both installed by `make setup`); the caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--no-first-run", f"--window-size={window}"):
+        options.add_argument(argument)
+    os.environ["SE_OFFLINE"] = "true"  # selenium looks for no driver online
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)

@@ -53,8 +53,11 @@ def test_bestfirst_crawl_leaves_history_pages_links_and_summary(
     assert links and {source for source, _, _ in links} <= {r["canonical_url"] for r in ok}
     # WARC of the crawl, readable by warcio.
     with (tmp_path / "crawl.warc.gz").open("rb") as f:
-        uris = [rec.rec_headers.get_header("WARC-Target-URI") for rec in ArchiveIterator(f)]
+        records = [(rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI")) for rec in ArchiveIterator(f)]
+    uris = [uri for kind, uri in records if kind == "response"]
     assert len(uris) == len([r for r in history if r["status"] is not None])
+    # each response followed by its metadata record (the page's verdict and the link that led there)
+    assert [uri for kind, uri in records if kind == "metadata"] == uris
     # Summary with the harvest rate from labels.
     summary = result.summary
     assert summary["pages_fetched"] == len(history)

@@ -317,3 +317,38 @@ def test_a_seeds_file_names_its_bad_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert (f"scrapy crawl: error: seeds file {seeds}, line 3 (and 1 more line): seed 'www.site.test' cannot be "
             "crawled") in result.log
+
+
+def test_counter_traps_end_with_the_default_settings(tmp_path: Path) -> None:
+    # Issue 51 §7: with no per-host cap (the default) a calendar or a counter
+    # (?d=N links to ?d=N+1) was followed for as long as the crawl ran.
+    warc = write_warc(tmp_path / "t.warc.gz", [
+        ("http://trap.test/", 200, HTML, html(
+            '<a href="/cal/2026/01/">calendar</a> <a href="/count?d=1">counter</a> '
+            + " ".join(f'<a href="/course/cs{n}/">course {n}</a>' for n in range(100, 160))
+        )),
+        *[(f"http://trap.test/course/cs{n}/", 200, HTML, html(f'course {n} <a href="/course/cs{n + 1}/">next</a>'))
+          for n in range(100, 160)],
+    ])
+    faults = tmp_path / "faults.json"
+    faults.write_text(json.dumps({"rules": [
+        {"url": "http://trap.test/cal/*", "fault": "calendar"},
+        {"url": "http://trap.test/count*", "fault": "counter"},
+    ]}))
+    with ReplayProcess(str(warc), faults=str(faults)) as replay:
+        result = run_crawl(
+            "breadthfirst", tmp_path / "out", ["http://trap.test/"], replay.proxy_url,
+            settings={"CLOSESPIDER_PAGECOUNT": 1000, "CLOSESPIDER_TIMEOUT": 120},
+        )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.summary["finish_reason"] == "finished"  # it ended by itself, far below its budget
+    urls = [record["url"] for record in result.history]
+    calendar = [url for url in urls if "/cal/" in url]
+    counter = [url for url in urls if "/count" in url]
+    # 20 hops each way from the calendar's entry, 20 on from the counter's
+    assert len(calendar) == 1 + 2 * 20 and len(counter) == 1 + 20
+    assert "http://trap.test/count?d=21" in urls and "http://trap.test/count?d=22" not in urls
+    # the calendar's last month each way links on and back, the counter's on
+    assert stat(result.log, "focus/url_refused/counter_trap") == 2 + 2 + 1
+    # pages of one shape linked from one index are no chain: every course page is fetched
+    assert {f"http://trap.test/course/cs{n}/" for n in range(100, 160)} <= set(urls)

@@ -117,6 +117,7 @@ class CrawlWatch:
         traps = {name: stats.get(key, 0) for name, key in (
             ("host cap", "frontier/host_cap"), ("links cut", "focus/page/links_cut_pages"),
             ("repeated segments", "focus/url_refused/repeated_segments"),
+            ("counter traps", "focus/url_refused/counter_trap"),
         )}
         traps["near-duplicates"] = self.near_duplicates
         return {

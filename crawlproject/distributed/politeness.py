@@ -81,6 +81,13 @@ class PoliteDownloadHandler(HTTP11DownloadHandler):
         self._reserve: Any = None
         self._margin_ms = _MIN_MARGIN_MS
         crawler.signals.connect(self._floor, focus_signals.host_delay_floor)
+        # A page rendered by the browser (FOCUS_RENDER, crawlproject.middlewares.render)
+        # is fetched by scrapy-playwright's handler, after the same politeness turn.
+        self.renderer: Any = None
+        if config.get_choice(crawler.settings, "FOCUS_RENDER") != "never":
+            from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+            self.renderer = ScrapyPlaywrightDownloadHandler.from_crawler(crawler)
 
     def _floor(self, host: str, delay: float) -> None:
         self.floors[host] = max(delay, self.floors.get(host, 0.0))
@@ -99,6 +106,9 @@ class PoliteDownloadHandler(HTTP11DownloadHandler):
             # these are far enough apart, whatever a busy server later makes
             # of the arrival times (tests read it).
             logger.debug("Request leaves: %s at %.4f", request.url, time.monotonic())
+        if self.renderer is not None and request.meta.get("playwright"):
+            response: Response = await self.renderer.download_request(request)
+            return response
         return await super().download_request(request)
 
     async def _take_shared_turn(self, request: Request, host: str) -> None:
@@ -145,6 +155,8 @@ class PoliteDownloadHandler(HTTP11DownloadHandler):
 
     async def close(self) -> None:
         await super().close()
+        if self.renderer is not None:
+            await self.renderer.close()
         if self._redis is not None and hasattr(self._redis, "aclose"):
             await self._redis.aclose()
 

@@ -210,7 +210,17 @@ class CrawlDashboard:
             judge["questions"] = [q for q in judge.get("questions", []) if q["url"] not in self.watch.user_labels]
         state["judge"] = judge
         state["remaining"] = self._remaining()
+        state["crawl"] = self.crawl_name(judge)
         return state
+
+    def crawl_name(self, judge: dict[str, Any] | None) -> str:
+        """What the page's title says: spider, strategy, judge and topic (issue 52)."""
+        spider = self.crawler.spider
+        strategy = getattr(spider, "strategy_label", None) or getattr(getattr(spider, "strategy", None), "name", None)
+        query = getattr(spider, "query", None)
+        topic = getattr(spider, "topic_id", None) or (f"“{query}”" if query else None)
+        parts = (getattr(spider, "name", None), strategy, judge and f"judge {judge.get('judge')}", topic)
+        return " · ".join(str(part) for part in parts if part)
 
     def _remaining(self) -> dict[str, Any] | None:
         """The progress extension's latest estimate of what is left."""

@@ -50,6 +50,7 @@ from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Self
 
     from scrapy import Spider
@@ -90,6 +91,7 @@ class CrawlProgress:
         self.relevant_pages = 0
         self.relevance_sum = 0.0
         self.relevance_count = 0
+        self.called_relevant = 0  # pages the judge called relevant (the items' `relevant`)
         self.started = time.monotonic()
         self._loop: task.LoopingCall | None = None
         #: Pages counted from responses, for spiders that yield no PageItem.
@@ -99,6 +101,7 @@ class CrawlProgress:
         self.stop_below = stop_below
         self.remaining_history: list[dict[str, float | int]] = []
         self.last_remaining: Remaining | None = None
+        self.report = False  # write report.html at the end (FOCUS_REPORT)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -126,6 +129,7 @@ class CrawlProgress:
             raise SettingsError("FOCUS_REMAINING_FROM = labels needs FOCUS_LABELS and FOCUS_RELEVANT")
         extension = cls(crawler, interval, labels, relevant, budget, remaining_from,
                         config.get_float(settings, "FOCUS_STOP_BELOW"))
+        extension.report = config.get_bool(settings, "FOCUS_REPORT")
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
@@ -159,6 +163,7 @@ class CrawlProgress:
             if relevance is not None:
                 self.relevance_sum += relevance
                 self.relevance_count += 1
+            self.called_relevant += item.get("relevant") is True
         self._observe_remaining(item, spider)
         if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
             self.log_progress()
@@ -229,6 +234,7 @@ class CrawlProgress:
             "strategy": strategy,
             "topic_id": getattr(spider, "topic_id", None),
             "task": getattr(spider, "task", None),
+            "query": getattr(spider, "query", None) or None,
             "pages_fetched": fetched,
             "pages_ok": ok_pages,
             # the crawl's, across the runs of its JOBDIR (this run's above)
@@ -277,6 +283,10 @@ class CrawlProgress:
             )
         if self.relevance_count:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
+        judge = getattr(getattr(spider, "strategy", None), "judge", None)
+        if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
+            result["relevant_called"] = self.called_relevant
+            result["judge"] = judge.describe()
         if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
             final = self.estimate_remaining() or self.last_remaining
             if final is not None:
@@ -330,8 +340,23 @@ class CrawlProgress:
             path = output.path / "summary.json"
             path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
             logger.info("Crawl summary (%s):\n%s", path, "\n".join(lines))
+            if self.report:
+                self.write_report(output.path)
         else:
             logger.info("Crawl summary:\n%s", "\n".join(lines))
+
+
+    @staticmethod
+    def write_report(folder: Path) -> None:
+        """The crawl's report (crawlproject.evaluation.crawl_report), said at the end of the summary."""
+        from crawlproject.corpus.crawl_report import write_report
+
+        try:
+            path = write_report(folder)
+        except (OSError, ValueError) as exc:  # the crawl is done and recorded: a report that fails is one line
+            logger.warning("The crawl report could not be written: %s (scrapy report %s makes it again)", exc, folder)
+            return
+        logger.info("Crawl report: %s", path)
 
 
 def _check_categories(relevant: tuple[str, ...], labels: dict[str, str], path: str) -> None:

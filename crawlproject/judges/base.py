@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from crawlproject.judges.calibration import CrawlCalibration
     from crawlproject.web.page import Page
 
 
@@ -100,6 +101,9 @@ class PageJudge(ABC):
     def __init__(self) -> None:
         self.tally = CallTally()
         self.recent: OrderedDict[str, float] = OrderedDict()
+        #: a judge whose scores are no probabilities learns what they mean on
+        #: the crawl's own pages (crawlproject.judges.calibration); None: it needs not
+        self.calibration: CrawlCalibration | None = None
 
     @abstractmethod
     def score(self, page: Page) -> float:
@@ -107,7 +111,7 @@ class PageJudge(ABC):
 
     def probability(self, relevance: float) -> float | None:
         """Pr(relevant | this relevance) when the judge is calibrated, else None."""
-        return None
+        return self.calibration.probability(relevance) if self.calibration is not None else None
 
     def expected_relevant(self, relevance: float) -> float:
         """How likely a page of this *relevance* is relevant, as far as the
@@ -121,16 +125,27 @@ class PageJudge(ABC):
         estimate = self.precision()
         return estimate.value if estimate is not None else 1.0
 
+    def calls(self, relevance: float) -> bool:
+        """Whether the judge calls a page of this *relevance* relevant: as
+        likely relevant as not, once its calibration knows; else at its threshold."""
+        if self.calibration is not None:
+            probability = self.calibration.probability(relevance)
+            if probability is not None:
+                return probability >= 0.5
+        return relevance >= self.threshold
+
     def relevance(self, page: Page) -> float:
         """The relevance of a page the crawl fetched: scored, and counted
         for the judge's precision estimate."""
         relevance = self.score(page)
+        if self.calibration is not None:
+            self.calibration.observe(relevance)
         self._count(page.key, relevance)
         return relevance
 
     def _count(self, key: str, relevance: float) -> None:
         """A fetched page's verdict: for the precision estimate, and for a later label."""
-        self.tally.record(relevance >= self.threshold, self.probability(relevance))
+        self.tally.record(self.calls(relevance), self.probability(relevance))
         self.recent[key] = relevance
         self.recent.move_to_end(key)
         if len(self.recent) > self.REMEMBERED:
@@ -150,7 +165,7 @@ class PageJudge(ABC):
         precision when it remembers its call."""
         relevance = self.recent.get(key)
         if relevance is not None:
-            self.tally.label(relevance >= self.threshold, relevant)
+            self.tally.label(self.calls(relevance), relevant)
         return {"learnt": False, "judge_said": None if relevance is None else round(relevance, 4)}
 
     def questions(self, count: int) -> list[dict[str, Any]]:

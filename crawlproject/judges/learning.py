@@ -3,7 +3,7 @@ which asks about the pages whose labels would teach it most.
 
 Until the user has labelled a relevant and an irrelevant page it answers as
 the judge it wraps (the query's, a model's). From then on its relevance is
-a logistic regression over the page's terms (hashed, sublinear TF, rows
+a logistic regression over the page's terms (hashed, log-scaled counts, rows
 L2-normalised) and the wrapped judge's own relevance, fitted on the
 labelled pages: a probability, so its mean over its relevant calls is its
 expected precision, and the labels of pages it called relevant measure it.
@@ -66,12 +66,16 @@ class LabelTaughtJudge(PageJudge):
             from sklearn.feature_extraction.text import HashingVectorizer
 
             self._vectorizer = HashingVectorizer(
-                analyzer=self.analyzer.terms, n_features=2**18, alternate_sign=False, norm="l2", dtype=np.float32,
+                analyzer=self.analyzer.terms, n_features=2**18, alternate_sign=False, norm=None, dtype=np.float32,
             )
         return self._vectorizer
 
     def _features(self, pages: list[tuple[str, float]]) -> csr_matrix:
+        from sklearn.preprocessing import normalize
+
         text = self.vectorizer.transform([text for text, _ in pages])
+        text.data = np.log1p(text.data)  # sublinear: a term said ten times is not ten times the evidence
+        text = normalize(text, norm="l2", copy=False)
         base = csr_matrix(np.array([[PRIOR_WEIGHT * relevance] for _, relevance in pages]))
         return hstack([text, base]).tocsr()
 
@@ -86,6 +90,9 @@ class LabelTaughtJudge(PageJudge):
 
     def probability(self, relevance: float) -> float | None:
         return relevance if self.model is not None else self.base.probability(relevance)
+
+    def calls(self, relevance: float) -> bool:
+        return relevance >= self.threshold if self.model is not None else self.base.calls(relevance)
 
     def label(self, key: str, relevant: bool) -> dict[str, Any]:
         said = super().label(key, relevant)

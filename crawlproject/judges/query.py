@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from crawlproject.judges.base import PageJudge
+from crawlproject.judges.calibration import CrawlCalibration
 from crawlproject.web.text import cosine
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class TfQueryJudge(PageJudge):
     def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer):
         super().__init__()
         self.query, self.analyzer = query, analyzer
+        self.calibration = CrawlCalibration()  # a cosine is no probability
 
     def score(self, page: Page) -> float:
         return cosine(self.query, page.vector(self.analyzer))
@@ -113,6 +115,7 @@ class QueryJudge(PageJudge):
         super().__init__()
         self.query, self.analyzer = query, analyzer
         self.rarity = rarity or TermRarity(analyzer.stem)
+        self.calibration = CrawlCalibration()
 
     def weigh(self, vector: Mapping[str, float]) -> dict[str, float]:
         idf = self.rarity.idf
@@ -139,6 +142,7 @@ class IndexQueryJudge(PageJudge):
         super().__init__()
         self.analyzer, self.idf = analyzer, idf
         self.query = idf.weigh(query)
+        self.calibration = CrawlCalibration()
 
     def score(self, page: Page) -> float:
         return cosine(self.query, self.idf.weigh(page.vector(self.analyzer)))

@@ -11,6 +11,14 @@ address (crawlproject.policy.netsafety), or whose site is outside the crawl's
 scope (crawlproject.policy.scope, ``FOCUS_SCOPE``) are refused and counted
 (``focus/url_refused/…``); length is Scrapy's ``URLLENGTH_LIMIT`` (the
 spider-trap guard of SPEC §1).
+
+Traps with no end (SPEC §1) are cut where no user cap need be set: a path
+that repeats a segment (``FOCUS_MAX_SEGMENT_REPEATS``), and a chain of
+links each to a URL of its page's own shape — the same URL but for its
+numbers and ids, as a calendar's next month or a counter's ``?d=N+1`` —
+longer than ``FOCUS_MAX_COUNTER_HOPS`` (``focus/url_refused/counter_trap``).
+A site's many pages of one shape (courses, versions) are links from one
+index, a chain of one hop each, and stay.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from crawlproject.policy.admission import refusal
 from crawlproject.policy.netsafety import NETWORK_PROBLEMS, NetworkPolicy
 from crawlproject.policy.scope import CrawlScope
 from crawlproject.web import meta as keys
-from crawlproject.web.urls import canonicalize, repeats_a_segment, without_fragment
+from crawlproject.web.urls import canonicalize, repeats_a_segment, url_shape, without_fragment
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -39,10 +47,13 @@ logger = logging.getLogger(__name__)
 
 
 class CanonicalizeMiddleware:
-    def __init__(self, stats: StatsCollector, policy: NetworkPolicy | None = None, segment_repeats: int = 0):
+    def __init__(
+        self, stats: StatsCollector, policy: NetworkPolicy | None = None, segment_repeats: int = 0, counter_hops: int = 0
+    ):
         self.stats = stats
         self.policy = policy or NetworkPolicy()
         self.segment_repeats = segment_repeats
+        self.counter_hops = counter_hops
         self._logged: set[str] = set()
         self.crawler: Crawler | None = None  # its spider holds the crawl's scope
 
@@ -53,6 +64,7 @@ class CanonicalizeMiddleware:
             crawler.stats,  # type: ignore[arg-type]
             NetworkPolicy.from_settings(settings),
             config.get_int(settings, "FOCUS_MAX_SEGMENT_REPEATS"),
+            config.get_int(settings, "FOCUS_MAX_COUNTER_HOPS"),
         )
         middleware.crawler = crawler
         return middleware
@@ -70,32 +82,47 @@ class CanonicalizeMiddleware:
     def process_spider_output(
         self, response: Response, result: Iterable[Any]
     ) -> Iterator[Any]:
+        page = self._page(response)
         for item_or_request in result:
-            admitted = self._admit(item_or_request)
+            admitted = self._admit(item_or_request, page)
             if admitted is not None:
                 yield admitted
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        page = self._page(response)
         async for item_or_request in result:
-            admitted = self._admit(item_or_request)
+            admitted = self._admit(item_or_request, page)
             if admitted is not None:
                 yield admitted
 
-    def _admit(self, obj: Any) -> Any:
+    def _page(self, response: Response) -> tuple[str, int] | None:
+        """The shape of the page links are found on, and how many links of
+        its shape in a row led to it; None when the trap guard is off."""
+        if not self.counter_hops:
+            return None
+        meta = response.request.meta if response.request is not None else {}
+        return url_shape(response.url), meta.get(keys.COUNTER_HOPS, 0)
+
+    def _admit(self, obj: Any, page: tuple[str, int] | None = None) -> Any:
         if not isinstance(obj, Request):
             return obj
         url = without_fragment(obj.url)
         reason = refusal(url, self.policy)
         if reason is None and self.segment_repeats and repeats_a_segment(url, self.segment_repeats):
             reason = "repeated_segments"
+        hops = page[1] + 1 if page is not None and url_shape(url) == page[0] else 0
+        if reason is None and hops > self.counter_hops:
+            reason = "counter_trap"
         if reason is None and self._out_of_scope(url):
             reason = "out_of_scope"
         if reason is not None:
             self._refuse(reason, url)
             return None
         request = obj if url == obj.url else obj.replace(url=url)
+        if hops:
+            request.meta[keys.COUNTER_HOPS] = hops
         known = request.meta.get(keys.KEY)
         if known is None or known[0] != request.url:  # our spiders key links when they find them
             request.meta[keys.KEY] = (request.url, canonicalize(request.url))

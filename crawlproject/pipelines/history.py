@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import IO, TYPE_CHECKING, Any
 
-from crawlproject.items import RAW_FIELDS
+from crawlproject.items import CONTENT_FIELDS, RAW_FIELDS
 from crawlproject.pipelines.files import OutputFilePipeline
 
 if TYPE_CHECKING:
@@ -17,5 +17,5 @@ class CrawlHistoryPipeline(OutputFilePipeline):
     file_name = "history.jsonl"
 
     def write(self, item: PageItem, file: IO[Any]) -> None:
-        record = {k: v for k, v in item.items() if k not in RAW_FIELDS}
+        record = {k: v for k, v in item.items() if k not in RAW_FIELDS and k not in CONTENT_FIELDS}
         file.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,6 +1,9 @@
 """Optionally, a WARC of what was crawled (``FOCUS_WARC_OUTPUT``), written
 with warcio: one response record per fetched page, as received (after the
-size cut), so a crawl can itself be replayed later."""
+size cut), so a crawl can itself be replayed later; beside it a ``metadata``
+record (``WARC-Concurrent-To`` the response, ``application/warc-fields`` as
+Heritrix writes its own) with what the crawl knew of the page: the judge's
+verdict, the link that led to it, its title and language."""
 
 from __future__ import annotations
 
@@ -54,3 +57,28 @@ class WarcWriterPipeline(OutputFilePipeline):
             http_headers=http_headers,
         )
         self.writer.write_record(record)
+        fields = verdict_fields(item)
+        if fields:
+            metadata = self.writer.create_warc_record(
+                item["url"], "metadata", payload=BytesIO(fields), length=len(fields),
+                warc_content_type="application/warc-fields",
+                warc_headers_dict={"WARC-Concurrent-To": record.rec_headers.get_header("WARC-Record-ID")},
+            )
+            self.writer.write_record(metadata)
+
+
+#: item field → warc-fields name, for the metadata record (None values left out)
+METADATA_FIELDS = {"relevance": "relevance", "relevant": "relevant", "score": "score", "depth": "hops-from-seed",
+                   "parent_url": "via", "found_via": "anchor", "title": "title", "language": "language"}
+
+
+def verdict_fields(item: PageItem) -> bytes:
+    """The page's metadata as ``name: value`` lines (one line each: newlines folded)."""
+    lines = []
+    for field, name in METADATA_FIELDS.items():
+        value = item.get(field)
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        lines.append(f"{name}: {' '.join(text.split())}\r\n")
+    return "".join(lines).encode("utf-8")

@@ -23,7 +23,8 @@ says nothing when ``declared`` is empty; ``meta`` adds a conflicting
 ``body`` text, with ``content_type``).
 
 Traps, pages generated for every URL they match: ``calendar`` (each month
-links to the next and the previous, forever), ``session_ids`` (every page
+links to the next and the previous, forever), ``counter`` (``?d=N`` links
+to ``?d=N+1``), ``session_ids`` (every page
 links to itself under a fresh session id), ``growing_path`` (``/a/`` links
 to ``/a/a/``, …), ``query_permutations`` (links to every permutation of the
 page's query parameters, plus one parameter more).
@@ -43,7 +44,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 KINDS = frozenset({
     "slow", "reset", "endless", "status", "redirect", "redirect_loop", "redirect_chain",
     "huge", "binary", "charset", "many_links", "broken_html", "body",
-    "calendar", "session_ids", "growing_path", "query_permutations",
+    "calendar", "counter", "session_ids", "growing_path", "query_permutations",
 })
 HTML = [("Content-Type", "text/html")]
 
@@ -143,6 +144,9 @@ def trap_page(kind: str, url: str) -> Page:
         for step in (-1, 1):
             y, m = divmod(year * 12 + month - 1 + step, 12)
             links.append(f"{base}/{y}/{m + 1:02d}/")
+    elif kind == "counter":
+        number = dict(parse_qsl(parts.query)).get("d", "0")
+        links = [f"{parts.path}?d={int(number) + 1 if number.isdigit() else 1}"]
     elif kind == "session_ids":
         sid = random.Random(url).getrandbits(64)
         links = [f"{parts.path}?sid={sid:x}", f"{parts.path};jsessionid={sid:X}", "/real-page"]

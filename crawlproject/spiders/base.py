@@ -307,7 +307,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
         if not self._recorded_before_a_kill(page.key):
-            item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order))
+            judge = getattr(self.strategy, "judge", None)
+            relevant = judge.calls(relevance) if judge is not None and relevance is not None else None
+            item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order), relevant)
             if copy_of is not None:
                 item["near_duplicate_of"] = copy_of
             yield item
@@ -317,7 +319,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
             for link, score in zip(follow, scores):
                 if score is None:
                     continue  # the strategy chose not to follow this link
-                yield self._request(link.url, {keys.SCORE: score, **inherited}, link.key)
+                found_by = {keys.ANCHOR: link.anchor[:100]} if link.anchor else {}
+                yield self._request(link.url, {keys.SCORE: score, **found_by, **inherited}, link.key)
         promotions = self.strategy.after_page(page, relevance) if ok else ()
         for promotion in promotions if self.follow_links else ():
             yield self._request(

@@ -39,6 +39,15 @@ def page_of_lease(lease: str) -> str:
 #: page (robots.txt): the page may still be fetched under another spelling.
 REFUSED = "focus_refused_by"
 
+#: How many links in a row led here from a URL of the same shape (the same
+#: URL but for its numbers and ids: ``/cal/2026/02/`` from ``/cal/2026/01/``),
+#: counted by the trap guard (middlewares.canonicalize); absent when 0.
+COUNTER_HOPS = "focus_counter_hops"
+
+#: The anchor text of the link a request was found by (its first 100
+#: characters): the item's ``found_via``.
+ANCHOR = "focus_anchor"
+
 #: The page a link was found on, and the seed flag (set by our spiders).
 PARENT = "focus_parent"
 SEED = "focus_seed"

@@ -110,6 +110,24 @@ def repeats_a_segment(url: str, limit: int) -> bool:
     return False
 
 
+# A token holding a digit: a number, a date part, an id (``2026``, ``p17``, ``a3f9c2``).
+_COUNTER_TOKEN = re.compile(r"[A-Za-z0-9_]*[0-9][A-Za-z0-9_]*")
+
+
+def url_shape(url: str) -> str:
+    """*url* with each token that holds a digit, after the host, as ``#``:
+    the pages of a calendar, a counter or a session id share one shape.
+
+    >>> url_shape("http://h1.test/cal/2026/01/?d=17&s=a3f") == url_shape("http://h1.test/cal/2025/12/?d=18&s=b4e")
+    True
+    >>> url_shape("http://h1.test/cal/2026/01/")
+    'http://h1.test/cal/#/#/'
+    """
+    scheme, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host}{slash}{_COUNTER_TOKEN.sub('#', path)}"
+
+
 def host_of(url: str) -> str:
     """The host part of a canonical http(s) URL, cheaply (no full parse).
 

@@ -1,0 +1,118 @@
+"""What rendering costs (issue 52): the same breadth-first crawl of a
+corpus replay fetched plainly and by the browser (``FOCUS_RENDER=always``),
+alternating, and with ``auto`` (which renders only pages scripts build).
+
+    .venv/bin/python -m bench.render [--corpus ../shared/corpora/docsweb] [--pages 150] [--repeats 3]
+
+Figures per mode, median of the repeats: pages/s, ms per page (wall time ÷
+pages), and the peak resident memory of the crawl with every process it
+started (the browser's included), sampled every 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from bench.common import ROOT, write_section
+from crawlproject.replay import LOOPBACK_SPEED
+from crawlproject.replay.process import ReplayProcess
+
+SEEDS = {
+    "docsweb": "http://httpd.apache.org/docs/2.4/index.html,http://www.sphinx-doc.org/en/5.3/index.html,"
+               "http://www.gnuplot.info/docs_5.4/index.html,http://nodejs.org/docs/v18.20.4/api/index.html",
+    "webkb": "http://www.cs.cornell.edu/,http://www.cs.washington.edu/,http://www.cs.wisc.edu/,http://www.cs.utexas.edu/",
+}
+MODES = ("never", "always", "auto")
+
+
+def tree_rss(process: psutil.Process) -> int:
+    total = 0
+    for member in (process, *process.children(recursive=True)):
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue  # ended between the listing and the reading
+    return total
+
+
+def crawl(proxy: str, corpus: str, pages: int, mode: str, folder: Path) -> dict[str, float]:
+    settings = {**LOOPBACK_SPEED, "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
+                "CLOSESPIDER_PAGECOUNT": pages, "FOCUS_RENDER": mode, "FOCUS_STORE_PAGES": False, "FOCUS_REPORT": False,
+                "LOGSTATS_INTERVAL": 0}
+    command = [sys.executable, "-m", "scrapy", "crawl", "breadthfirst", "-a", f"seeds={SEEDS[corpus]}"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    started = time.monotonic()
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: S603
+    watched, peak = psutil.Process(child.pid), 0
+    while child.poll() is None:
+        peak = max(peak, tree_rss(watched))
+        time.sleep(0.2)  # a sampling period, not a synchronisation
+    seconds = time.monotonic() - started
+    if child.returncode:
+        raise RuntimeError(child.stderr.read().decode()[-2000:] if child.stderr else "crawl failed")
+    summary = json.loads((folder / "summary.json").read_text())
+    fetched = summary["pages_fetched"]
+    history = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+    return {"pages": fetched, "pages_per_second": fetched / seconds, "ms_per_page": 1000 * seconds / fetched,
+            "peak_mb": peak / 1e6, "rendered": sum(bool(r.get("rendered")) for r in history)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/docsweb")
+    parser.add_argument("--pages", type=int, default=150)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    name = args.corpus.resolve().name
+    warc = sorted(args.corpus.glob("*.warc.gz"))[0]
+    runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+    with ReplayProcess(str(warc)) as replay, tempfile.TemporaryDirectory() as tmp:
+        for repeat in range(args.repeats):
+            for mode in MODES:
+                figures = crawl(replay.proxy_url, name, args.pages, mode, Path(tmp) / f"{mode}-{repeat}")
+                runs[mode].append(figures)
+                print(mode, repeat + 1, json.dumps({k: round(v, 1) for k, v in figures.items()}), flush=True)
+
+    def med(mode: str, figure: str) -> float:
+        return statistics.median(run[figure] for run in runs[mode])
+
+    def each(mode: str) -> str:
+        return ", ".join(f"{run['pages_per_second']:.1f}" for run in runs[mode])
+
+    rows = "\n".join(
+        f"| {mode} | {med(mode, 'pages'):.0f} | {med(mode, 'rendered'):.0f} | {med(mode, 'pages_per_second'):.1f} "
+        f"({each(mode)}) | {med(mode, 'ms_per_page'):.0f} | {med(mode, 'peak_mb'):.0f} |"
+        for mode in MODES
+    )
+    ratio = med("always", "pages_per_second") / med("never", "pages_per_second")
+    body = (
+        f"### Rendering: what the browser costs on {name}\n\n"
+        f"Command: `.venv/bin/python -m bench.render --corpus ../shared/corpora/{name} --pages {args.pages} "
+        f"--repeats {args.repeats}` — a breadth-first crawl of {args.pages} pages of the replay (no delay, 8 per host, "
+        "16 in flight), plainly, every page by the browser (`FOCUS_RENDER=always`, scrapy-playwright driving Debian's "
+        f"chromium) and with `auto`, alternating, {args.repeats} times; medians (each run in brackets). Peak memory: "
+        "the crawl and every process it started (the browser's), sampled every 0.2 s.\n\n"
+        "| FOCUS_RENDER | pages | rendered | pages/s | ms/page (wall) | peak MB |\n|---|---:|---:|---|---:|---:|\n"
+        f"{rows}\n\nRendered ÷ plain pages/s, same run: **{ratio:.2f}**.\n"
+    )
+    figure = (f"{name}: rendering every page {med('always', 'pages_per_second'):.1f} pages/s against "
+              f"{med('never', 'pages_per_second'):.1f} plain ({ratio:.2f}×), peak {med('always', 'peak_mb'):.0f} MB against "
+              f"{med('never', 'peak_mb'):.0f}; auto rendered {med('auto', 'rendered'):.0f} of {med('auto', 'pages'):.0f}")
+    if not args.no_write:
+        write_section(f"render-{name}", body, figure, "issue 52: pages/s and memory with rendering")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

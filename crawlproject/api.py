@@ -1,0 +1,202 @@
+"""A focused crawl from Python, in five lines (issue 52)::
+
+    import crawlproject
+
+    collection = crawlproject.crawl(seeds=["https://docs.python.org/3/"], query="asyncio event loop", budget=200)
+    for page in collection.relevant:
+        print(page["relevance"], page["title"], page["url"])
+
+It runs the ``focus`` spider in this process, on Scrapy's ``CrawlerProcess``
+with the project's settings and defaults (the same crawl as ``scrapy crawl
+focus``), its collection on (``FOCUS_COLLECTION``: every page's main text
+and Markdown), and returns the pages as dicts with the fields of the items.
+A topic is a query, a model file of ``scrapy train``, or example URLs (a
+topic is trained from them first, by ``scrapy train --examples`` in a child
+process, into the crawl's folder). Twisted runs once per process: a second
+call runs its crawl in a child process, with the same result.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from scrapy.crawler import Crawler
+
+
+class CrawlError(RuntimeError):
+    """A crawl that could not start, or fetched nothing: the message says why."""
+
+
+@dataclass
+class Collection:
+    """What a crawl hands back: its pages (in fetch order), its summary and its folder."""
+
+    pages: list[dict[str, Any]]
+    summary: dict[str, Any]
+    folder: Path
+    finish_reason: str = ""
+    stats: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def relevant(self) -> list[dict[str, Any]]:
+        """The pages the judge called relevant."""
+        return [page for page in self.pages if page.get("relevant")]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.pages)
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+
+_reactor_used = False  # Twisted's reactor runs once per process
+
+
+def crawl(
+    seeds: str | Sequence[str],
+    query: str = "",
+    examples: Sequence[str] = (),
+    model: str = "",
+    budget: int = 100,
+    strategy: str = "",
+    settings: dict[str, Any] | None = None,
+    output_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> Collection:
+    """Crawl from *seeds* toward a topic — *query*, *model* (a file of ``scrapy
+    train``) or *examples* (relevant page URLs) — for *budget* pages
+    (CLOSESPIDER_PAGECOUNT); *strategy* a name of docs/strategies.md (default
+    the ``focus`` spider's: the link learner); *settings* any Scrapy or
+    ``FOCUS_`` setting. *progress*: a bar on stderr (default: when it is a
+    terminal). Raises :class:`CrawlError` with one line when the crawl cannot
+    start or fetches nothing."""
+    arguments: dict[str, Any] = {"seeds": ",".join([seeds] if isinstance(seeds, str) else seeds), "query": query, "model": model,
+                 "examples": list(examples), "budget": budget, "strategy": strategy, "settings": dict(settings or {}),
+                 "output_dir": str(output_dir) if output_dir is not None else None,
+                 "progress": sys.stderr.isatty() if progress is None else progress}
+    global _reactor_used
+    if _reactor_used:
+        return _in_child_process(arguments)
+    _reactor_used = True
+    return _crawl(**arguments)
+
+
+def _in_child_process(arguments: dict[str, Any]) -> Collection:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        result: Collection = pool.apply(_crawl, kwds=arguments)
+    return result
+
+
+def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int, strategy: str,
+           settings: dict[str, Any], output_dir: str | None, progress: bool) -> Collection:
+    from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
+    from scrapy.settings import Settings
+
+    project = Settings()
+    project.setmodule("crawlproject.settings", priority="project")
+    chosen = {"CLOSESPIDER_PAGECOUNT": budget, "FOCUS_COLLECTION": True, **settings}
+    if output_dir is not None:
+        chosen["FOCUS_OUTPUT_DIR"] = output_dir
+    project.setdict(chosen, priority="cmdline")
+    if examples:
+        model = _train_from_examples(examples, seeds, chosen, output_dir)
+    # The process `scrapy crawl` would make (scrapy.cmdline): it installs the
+    # reactor the settings ask for, before any of our modules imports one.
+    asyncio = project["TWISTED_REACTOR"] == "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+    process: CrawlerProcess | AsyncCrawlerProcess = (
+        AsyncCrawlerProcess(project)
+        if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS")) or not project.getbool("TWISTED_REACTOR_ENABLED")
+        else CrawlerProcess(project)
+    )
+    from crawlproject.commands.crawl import startup_cause
+
+    crawler = process.create_crawler("focus")
+    pages: list[dict[str, Any]] = []
+    bar = _progress_bar(budget) if progress else None
+
+    def scraped(item: Any, **_: Any) -> None:
+        pages.append(dict(item))
+        if bar is not None:
+            bar.update(1)
+
+    from scrapy import signals
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    spider_arguments = {"seeds": seeds, **({"query": query} if query else {}), **({"model": model} if model else {}),
+                        **({"strategy": strategy} if strategy else {})}
+    failures: list[BaseException] = []
+    crawling: Any = process.crawl(crawler, **spider_arguments)
+    if hasattr(crawling, "add_done_callback"):
+        crawling.add_done_callback(lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None)
+    else:
+        crawling.addErrback(lambda failure: failures.append(failure.value))
+    process.start()
+    if bar is not None:
+        bar.close()
+    for failure in failures:
+        cause = startup_cause(failure)
+        raise CrawlError(str(cause if cause is not None else failure)) from None
+    _say_if_nothing_fetched(crawler)
+    folder = _folder_of(crawler)
+    summary_file = folder / "summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    return Collection(pages, summary, folder, str(stats.get("finish_reason", "")), stats)
+
+
+def _say_if_nothing_fetched(crawler: Crawler) -> None:
+    from crawlproject.commands.crawl import refused_networks, unanswered_requests
+
+    if (refused := refused_networks(crawler)) is not None:
+        raise CrawlError(f"no page was fetched: {refused} (settings={{'FOCUS_ALLOWED_NETWORKS': '127.0.0.0/8'}} "
+                         "opens network ranges)")
+    lost = crawler.stats.get_value("frontier/lost") if crawler.stats is not None else None
+    if lost is not None:
+        raise CrawlError(str(lost))
+    if (asked := unanswered_requests(crawler)) is not None:
+        raise CrawlError(f"no page was fetched: none of the {asked} requests sent was answered "
+                         "(do the seeds' hosts exist? the log says why each failed)")
+
+
+def _folder_of(crawler: Crawler) -> Path:
+    from crawlproject.corpus.output import output_dir
+
+    assert crawler.spider is not None
+    return output_dir(crawler.spider, crawler.settings)
+
+
+def _train_from_examples(examples: list[str], seeds: str, settings: dict[str, Any], output_dir: str | None) -> str:
+    """A topic model from *examples*, by ``scrapy train --examples`` (it
+    fetches them and pages near the seeds: a crawl of its own)."""
+    folder = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="crawlproject-topic-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "topic.npz"
+    command = [sys.executable, "-m", "scrapy", "train", "--examples", ",".join(examples), "--seeds", seeds,
+               "-o", str(path)]
+    for name, value in settings.items():
+        if name.startswith(("FOCUS_REPLAY", "FOCUS_ALLOWED_NETWORKS", "DOWNLOAD_", "CONCURRENT_", "ROBOTSTXT_",
+                            "USER_AGENT")):
+            command += ["-s", f"{name}={value}"]
+    completed = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],  # noqa: S603
+                               check=False)
+    if completed.returncode:
+        last = completed.stderr.strip().splitlines()[-1:] or ["scrapy train failed"]
+        raise CrawlError(last[0])
+    return str(path)
+
+
+def _progress_bar(budget: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=budget, unit="page", desc="crawling", file=sys.stderr, leave=True)

@@ -1,0 +1,119 @@
+"""The collection (``FOCUS_COLLECTION``, issue 52): every page's main text
+and Markdown in its item, and on disk what a retrieval index or a reader
+takes in — relevant and irrelevant pages apart, as the judge called them::
+
+    collection/relevant.jsonl      one line per relevant page: its item, text and Markdown included
+    collection/irrelevant.jsonl    the same for the pages the judge did not call relevant
+    collection/relevant/NAME.md    a relevant page's Markdown under a YAML front matter of its item
+
+A crawl with no judge (breadth-first, a plain spider) has no verdicts: its
+pages go to ``pages.jsonl`` and ``pages/``. Only pages answered 2xx with a
+main text are collected; the rest are counted (``focus/collection/…``).
+Files are appended as pages arrive and flushed before the page's lease is
+acknowledged, as the history is: a resumed crawl writes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import IO, TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+
+from crawlproject import config
+from crawlproject.corpus.output import output_dir
+from crawlproject.items import RAW_FIELDS, PageItem
+from crawlproject.web.extract import main_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+#: The item's fields in a Markdown file's front matter, in this order.
+FRONT_MATTER = ("title", "url", "canonical_url", "relevant", "relevance", "language", "found_via", "parent_url",
+                "depth", "fetched_at", "status", "content_type")
+_NAME_PART = re.compile(r"[^A-Za-z0-9]+")
+
+
+def kind_of(item: PageItem) -> str:
+    """Which part of the collection a page belongs to."""
+    relevant = item.get("relevant")
+    return "pages" if relevant is None else ("relevant" if relevant else "irrelevant")
+
+
+def file_name(url: str) -> str:
+    """A readable, unique file name for a page: its host and path, then a
+    short hash of the whole URL.
+
+    >>> file_name("http://www.gnuplot.info/docs_5.4/loc3071.html")
+    'www-gnuplot-info-docs-5-4-loc3071-html-61b28198.md'
+    """
+    readable = _NAME_PART.sub("-", url.split("://", 1)[-1]).strip("-")[:80]
+    return f"{readable}-{hashlib.sha1(url.encode()).hexdigest()[:8]}.md"  # noqa: S324 (a name, not a secret)
+
+
+def front_matter(record: dict[str, Any]) -> str:
+    """YAML front matter: each value written as JSON, which YAML reads as it is."""
+    lines = [f"{name}: {json.dumps(record.get(name), ensure_ascii=False)}" for name in FRONT_MATTER]
+    return "---\n" + "\n".join(lines) + "\n---\n\n"
+
+
+class CollectionPipeline:
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.folder: Path | None = None
+        self.files: dict[str, IO[str]] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        if not config.get_bool(crawler.settings, "FOCUS_COLLECTION"):
+            raise NotConfigured
+        return cls(crawler)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        stats = self.crawler.stats
+        assert stats is not None
+        status = item.get("status")
+        if status is None or not 200 <= status < 300 or not item.get("body"):
+            return item
+        found = main_text(item["body"], item["url"])
+        if found is None:
+            stats.inc_value("focus/collection/no_main_text")
+            return item
+        item["text"], item["markdown"] = found.text, found.markdown
+        kind = kind_of(item)
+        record = {k: v for k, v in item.items() if k not in RAW_FIELDS}
+        lines = self._file(f"{kind}.jsonl")
+        lines.write(json.dumps(record, ensure_ascii=False) + "\n")
+        lines.flush()
+        if kind != "irrelevant":
+            path = self._folder() / kind / file_name(item["canonical_url"])
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(front_matter(record) + found.markdown + "\n", encoding="utf-8")
+        stats.inc_value(f"focus/collection/{kind}")
+        return item
+
+    def _folder(self) -> Path:
+        if self.folder is None:
+            spider = self.crawler.spider
+            assert spider is not None
+            self.folder = output_dir(spider, self.crawler.settings) / "collection"
+            self.folder.mkdir(exist_ok=True)
+        return self.folder
+
+    def _file(self, name: str) -> IO[str]:
+        if name not in self.files:
+            self.files[name] = (self._folder() / name).open("a", encoding="utf-8")
+        return self.files[name]
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        for file in self.files.values():
+            file.close()
+        self.files.clear()

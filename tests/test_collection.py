@@ -1,0 +1,110 @@
+"""The collection a crawl hands back (issue 52 §1): items with title,
+language, verdict and the link that led there; with FOCUS_COLLECTION the
+main text and Markdown of every page, relevant and irrelevant pages apart,
+one Markdown file per relevant page; the WARC's metadata records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from crawlproject.replay.process import ReplayProcess
+from tests.conftest import run_crawl, write_warc
+from tests.test_replay_server import fetch
+
+HTML = [("Content-Type", "text/html")]
+QUERY = "gnuplot terminal driver"
+
+
+def _page(title: str, heading: str, paragraphs: list[str], links: str = "", lang: str = "en") -> bytes:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (f'<html lang="{lang}"><head><title>{title}</title></head><body><nav><a href="/">Home</a> '
+            f'<a href="/about">About us</a></nav><main><h1>{heading}</h1>{body}<ul><li>first point</li>'
+            f"<li>second point</li></ul></main>{links}<footer>Copyright the site</footer></body></html>").encode()
+
+
+TOPICAL = [
+    "The gnuplot terminal driver writes the plot to an output device: a terminal, a file, a window.",
+    "Each gnuplot terminal driver has options of its own; set terminal chooses the driver.",
+    "A terminal driver of gnuplot may draw lines, points and text in many ways.",
+]
+
+
+def _site(tmp_path: Path) -> Path:
+    return write_warc(tmp_path / "site.warc.gz", [
+        ("http://docs.test/", 200, HTML, _page(
+            "Docs home", "Welcome", ["Pages about many things."],
+            '<a href="/term">Terminal drivers of gnuplot</a> <a href="/cake">Baking a cake</a>')),
+        ("http://docs.test/term", 200, HTML, _page("Gnuplot terminals", "Terminal drivers", TOPICAL,
+                                                    '<a href="/term2">More gnuplot terminal drivers</a>')),
+        ("http://docs.test/term2", 200, HTML, _page("More terminals", "Gnuplot terminal drivers", TOPICAL[::-1],
+                                                     lang="en-GB")),
+        ("http://docs.test/cake", 200, HTML, _page(
+            "Baking", "A cake", ["Butter, sugar and flour are mixed and baked for an hour in a warm oven.",
+                                 "The cake cools on a rack before it is cut and served with cream."])),
+    ])
+
+
+def test_items_carry_title_language_verdict_and_the_link_that_led_there(tmp_path: Path) -> None:
+    with ReplayProcess(str(_site(tmp_path))) as replay:
+        result = run_crawl("bestfirst", tmp_path / "out", ["http://docs.test/"], replay.proxy_url, query=QUERY,
+                           settings={"FOCUS_COLLECTION": True, "FOCUS_WARC_OUTPUT": True})
+    assert result.returncode == 0, result.log[-3000:]
+    by_url = {record["url"]: record for record in result.history}
+    term, cake = by_url["http://docs.test/term"], by_url["http://docs.test/cake"]
+    assert term["title"] == "Gnuplot terminals" and term["language"] == "en"
+    assert by_url["http://docs.test/term2"]["language"] == "en-gb"
+    assert term["found_via"] == "Terminal drivers of gnuplot" and cake["found_via"] == "Baking a cake"
+    assert by_url["http://docs.test/"]["found_via"] is None  # a seed
+    assert term["relevant"] is True and cake["relevant"] is False
+    assert term["relevant"] == (term["relevance"] >= 0.5)
+    assert "text" not in term and "markdown" not in term  # the history stays one short line per page
+
+    collection = tmp_path / "out" / "collection"
+    relevant = [json.loads(line) for line in (collection / "relevant.jsonl").read_text().splitlines()]
+    irrelevant = [json.loads(line) for line in (collection / "irrelevant.jsonl").read_text().splitlines()]
+    assert {r["url"] for r in relevant} == {"http://docs.test/term", "http://docs.test/term2"}
+    assert {r["url"] for r in irrelevant} == {"http://docs.test/", "http://docs.test/cake"}
+    page = next(r for r in relevant if r["url"] == "http://docs.test/term")
+    assert TOPICAL[1] in page["text"]
+    assert "About us" not in page["text"] and "Copyright" not in page["text"]  # navigation and footer left out
+    assert "- first point" in page["markdown"] and page["relevance"] == term["relevance"]
+    assert not (collection / "irrelevant").exists()
+    files = sorted((collection / "relevant").glob("*.md"))
+    assert len(files) == 2
+    text = next(f for f in files if "docs-test-term-" in f.name).read_text()
+    head, _, markdown = text.removeprefix("---\n").partition("\n---\n")
+    front = {line.split(": ", 1)[0]: json.loads(line.split(": ", 1)[1]) for line in head.splitlines()}
+    assert front["title"] == "Gnuplot terminals" and front["relevant"] is True
+    assert front["found_via"] == "Terminal drivers of gnuplot" and front["url"] == "http://docs.test/term"
+    assert TOPICAL[0] in markdown
+
+    # The WARC: each response has a metadata record beside it, with the verdict.
+    warc = tmp_path / "out" / "crawl.warc.gz"
+    responses, metadata = {}, {}
+    with warc.open("rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_type == "response":
+                responses[record.rec_headers.get_header("WARC-Record-ID")] = record.rec_headers.get_header("WARC-Target-URI")
+            elif record.rec_type == "metadata":
+                fields = dict(line.split(": ", 1) for line in record.content_stream().read().decode().splitlines())
+                metadata[responses[record.rec_headers.get_header("WARC-Concurrent-To")]] = fields
+    assert set(metadata) == set(by_url)
+    assert metadata["http://docs.test/term"]["relevant"] == "true"
+    assert metadata["http://docs.test/cake"]["anchor"] == "Baking a cake"
+    assert float(metadata["http://docs.test/term"]["relevance"]) == term["relevance"]
+    # and the crawl's WARC replays, its metadata records aside
+    with ReplayProcess(str(warc)) as again:
+        status, _, body = fetch(again.proxy_url, "http://docs.test/term")
+    assert status == 200 and TOPICAL[0].encode() in body
+
+
+def test_without_a_collection_items_carry_no_text_and_no_folder_is_made(tmp_path: Path) -> None:
+    with ReplayProcess(str(_site(tmp_path))) as replay:
+        result = run_crawl("breadthfirst", tmp_path / "out", ["http://docs.test/"], replay.proxy_url)
+    assert result.returncode == 0, result.log[-3000:]
+    assert all(record["relevant"] is None for record in result.history)  # no judge, no verdict
+    assert {record["title"] for record in result.history} >= {"Docs home", "Baking"}
+    assert not (tmp_path / "out" / "collection").exists()

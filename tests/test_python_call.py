@@ -1,0 +1,84 @@
+"""crawlproject.crawl(…) (issue 52 §4): a crawl from Python returns the
+same pages as `scrapy crawl` with the same settings, with their text and
+verdicts; a second call in the same process (Twisted runs once) too; a
+crawl that cannot start says why in one exception."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from crawlproject.replay.process import ReplayProcess
+from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, UNIVERSITY_HOMES, WEBKB_WARC, run_crawl
+
+QUERY = "course syllabus homework"
+#: a user's script, in a folder of its own: this checkout's crawlproject
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+BUDGET = 25
+
+
+def settings(proxy: str) -> dict[str, Any]:
+    # one request at a time: the crawl's order is the frontier's, the same in every run
+    return {**FAST_REPLAY_SETTINGS, "FOCUS_REPLAY_PROXY": proxy, "CONCURRENT_REQUESTS": 1, "FOCUS_RANDOM_SEED": 1,
+            "FOCUS_STORE_PAGES": False, "LOG_LEVEL": "WARNING"}
+
+
+SCRIPT = """
+import json, sys
+import crawlproject
+
+settings, folder = json.loads(sys.argv[1]), sys.argv[2]
+runs = []
+for n in (1, 2):  # the second call: Twisted cannot run again in this process
+    collection = crawlproject.crawl(seeds={seeds!r}, query={query!r}, budget={budget}, strategy="best-first",
+                                    settings=settings, output_dir=f"{{folder}}/run{{n}}", progress=False)
+    runs.append({{"pages": [[p["canonical_url"], p["relevance"], p["relevant"], p["title"], p.get("text")]
+                            for p in collection],
+                 "relevant": len(collection.relevant), "finish_reason": collection.finish_reason,
+                 "folder": str(collection.folder), "summary_pages": collection.summary.get("pages_fetched")}})
+print(json.dumps(runs))
+"""
+
+
+def test_the_python_call_returns_the_pages_scrapy_crawl_fetches_with_text_and_verdicts(tmp_path: Path) -> None:
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        chosen = settings(replay.proxy_url)
+        script = SCRIPT.format(seeds=UNIVERSITY_HOMES[:2], query=QUERY, budget=BUDGET)
+        completed = subprocess.run([sys.executable, "-c", script, json.dumps(chosen), str(tmp_path / "py")],  # noqa: S603
+                                   cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        first, second = json.loads(completed.stdout.splitlines()[-1])
+        shell = run_crawl("focus", tmp_path / "shell", UNIVERSITY_HOMES[:2], replay.proxy_url, query=QUERY,
+                          settings={**chosen, "CLOSESPIDER_PAGECOUNT": BUDGET, "FOCUS_COLLECTION": True},
+                          extra_args=["-a", "strategy=best-first"])
+    assert shell.returncode == 0, shell.log[-3000:]
+    assert first["finish_reason"] == "closespider_pagecount" and len(first["pages"]) == BUDGET
+    assert first["folder"] == str(tmp_path / "py" / "run1") and first["summary_pages"] == BUDGET
+    # the same pages in the same order as `scrapy crawl`, with the same verdicts
+    assert [(url, relevance) for url, relevance, *_ in first["pages"]] == \
+        [(r["canonical_url"], r["relevance"]) for r in shell.history]
+    assert [page[:2] for page in second["pages"]] == [page[:2] for page in first["pages"]]
+    ok = [page for page in first["pages"] if page[3]]  # pages with a title: answered HTML
+    assert ok and all(isinstance(relevant, bool) for _, _, relevant, _, _ in ok)
+    assert sum(bool(text) for *_, text in ok) >= len(ok) // 2  # the main text of most pages
+    assert first["relevant"] == sum(page[2] is True for page in first["pages"])
+
+
+def test_a_python_call_that_cannot_start_raises_one_clear_error(tmp_path: Path) -> None:
+    script = (
+        "import crawlproject\n"
+        "try:\n"
+        "    crawlproject.crawl(seeds='http://example.test/', query='course', settings={'FOCUS_FRONTIER_MAX': 'lots',"
+        " 'LOG_ENABLED': False}, output_dir='out', progress=False)\n"
+        "except crawlproject.CrawlError as error:\n"
+        "    print('CrawlError:', error)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True,  # noqa: S603
+                               text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.startswith("CrawlError: FOCUS_FRONTIER_MAX"), completed.stdout + completed.stderr[-2000:]
+    assert "Traceback" not in completed.stderr
