@@ -316,3 +316,17 @@ def test_metrics_read_the_crawls_figures_without_what_only_the_page_shows() -> N
     assert {"crawl_frontier_queued", "crawl_relevant_pages", "crawl_judged_harvest_ratio"} <= names
     with pytest.raises(AssertionError, match="asked"):  # the page's state asks for them all
         dashboard.snapshot()
+
+
+def test_the_dashboard_counts_the_pages_its_judge_calls_relevant() -> None:
+    """Issue 50: the dashboard counted and listed as relevant the pages whose
+    relevance was ≥ 0.5, whatever the judge called them: a calibrated query
+    judge calls relevant pages of relevance 0.3, and none reach 0.5."""
+    from crawlproject.dashboard.watch import CrawlWatch
+
+    watch = CrawlWatch("w")
+    for n, (relevance, relevant) in enumerate([(0.3, True), (0.35, True), (0.6, False), (0.1, False)]):
+        watch.page({"url": f"http://h.test/{n}", "canonical_url": f"http://h.test/{n}", "status": 200,
+                    "relevance": relevance, "relevant": relevant, "order": n + 1})
+    assert watch.judged_relevant == 2
+    assert [page["url"] for page in watch.latest_relevant] == ["http://h.test/1", "http://h.test/0"]

@@ -36,7 +36,7 @@ class CrawlWatch:
         self.dead = 0
         self.near_duplicates = 0  # pages that nearly copy one fetched before (policy.near_duplicates)
         self.relevance_sum = 0.0
-        self.judged_relevant = 0  # relevance ≥ 0.5 by the crawl's own judge
+        self.judged_relevant = 0  # pages the crawl's own judge called relevant (the items' `relevant`)
         self.labelled_relevant = 0  # by FOCUS_LABELS
         self.statuses: Counter[str] = Counter()
         self.hosts: Counter[str] = Counter()
@@ -70,11 +70,13 @@ class CrawlWatch:
         relevance = item.get("relevance")
         if relevance is not None and math.isfinite(relevance):
             self.relevance_sum += relevance
-            if relevance >= 0.5:
-                self.judged_relevant += 1
+        # the judge's own call (a calibrated judge's threshold is no fixed 0.5); an item
+        # of a spider that does not say: at 0.5
+        called = item.get("relevant", relevance is not None and relevance >= 0.5)
+        self.judged_relevant += bool(called)
         labelled = self.relevant_label is not None and self.relevant_label(url)
         self.labelled_relevant += labelled
-        if (relevance is not None and relevance >= 0.5) or labelled:
+        if called or labelled:
             self.latest_relevant.appendleft({
                 "url": url, "fetched_url": item.get("url"), "relevance": relevance, "score": item.get("score"),
                 "order": item.get("order"), "labelled": labelled,
