@@ -12,12 +12,15 @@ person, after reading the run) writes: ``<!-- figure: … -->`` and
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
+import threading
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +42,47 @@ GROUPS = (
     ("Refresh and search", ("refresh-", "symbiosis-")),
     ("Collections", ("extraction", "render-")),
 )
+
+
+#: crawls this benchmark process runs now (run_child): stopped with it
+_CHILDREN: set[subprocess.Popen[str]] = set()
+_CHILDREN_LOCK = threading.Lock()
+
+
+def run_child(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, cwd=ROOT, capture_output=True, text=True)``
+    for a crawl of a benchmark that runs many at once (from threads): the
+    child is stopped with the benchmark (:func:`stop_children_on_exit`)
+    rather than left to write into folders a next run has cleared."""
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:  # noqa: S603
+        with _CHILDREN_LOCK:
+            _CHILDREN.add(process)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        finally:
+            with _CHILDREN_LOCK:
+                _CHILDREN.discard(process)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def stop_children_on_exit() -> None:
+    """From the benchmark's main thread: SIGTERM (and any exit) stops the
+    crawls run_child started — each writes its summary with reason
+    ``shutdown``, which a later ``--reuse-crawls`` runs again."""
+    def stop(*_: object) -> None:
+        with _CHILDREN_LOCK:
+            for process in _CHILDREN:
+                process.terminate()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop()
+        raise SystemExit(128 + signum)
+
+    atexit.register(stop)
+    signal.signal(signal.SIGTERM, on_signal)
 
 
 def code_stamp(*modules: str) -> str:

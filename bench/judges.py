@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from bench.common import ROOT, write_section
+from bench.common import ROOT, stop_children_on_exit, write_section
 from bench.quality import corpus_files, data_folder, sample_topics
 from bench.runner import CrawlJob, Variant, crawls_to_run, run_crawl_job
 from bench.topic_models import draw_examples
@@ -203,6 +203,7 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 
 
 def main() -> int:
+    stop_children_on_exit()  # a bench stopped stops its crawls
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=0, help="seeded sample of topics (0: every topic)")

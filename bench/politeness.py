@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, median, write_section
+from bench.common import median, run_child, stop_children_on_exit, write_section
 from bench.quality import POLITE_DELAY, POLITE_LATENCY_MS, corpus_files
 from crawlproject.replay.process import ReplayProcess
 
@@ -67,7 +66,7 @@ def crawl(spider: str, args: argparse.Namespace, proxy: str, folder: Path, setti
         command += ["-s", f"{name}={value}"]
     folder.mkdir(parents=True)
     started = time.monotonic()
-    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603
+    completed = run_child(command, timeout=1800)
     seconds = time.monotonic() - started
     if completed.returncode:
         raise RuntimeError(f"{folder}: {completed.stderr[-2000:]}")
@@ -81,6 +80,7 @@ def measure(history: list[dict[str, Any]], relevant: set[str]) -> dict[str, floa
 
 
 def main(argv: list[str] | None = None) -> None:
+    stop_children_on_exit()  # a bench stopped stops its crawls
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--category", required=True, help="a label path: pages of it and below are relevant")

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, SECTIONS, write_section
+from bench.common import ROOT, SECTIONS, stop_children_on_exit, write_section
 from bench.runner import (
     NEEDS_EXAMPLES,
     NEEDS_MODEL,
@@ -283,6 +283,7 @@ def politeness_table(
 
 
 def main() -> int:
+    stop_children_on_exit()  # a bench stopped stops its crawls
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")

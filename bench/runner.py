@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import ROOT
+from bench.common import ROOT, run_child
 from bench.topic_models import home_of_topic
 from crawlproject.evaluation.topics import Topic
 from crawlproject.replay import LOOPBACK_SPEED
@@ -145,4 +145,4 @@ def run_crawl_job(
         # an examples model names its own good category ("relevant")
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603
+    return run_child(command, timeout=1800)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bench import link_prior, topic_models
+from tests.conftest import ROOT
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,3 +60,38 @@ def test_a_crawl_stopped_by_a_signal_is_crawled_anew_when_crawls_are_reused(tmp_
         jobs.append(CrawlJob(Variant.parse("best-first"), topic, 1, 100, folder))
     assert [job.folder.name for job in crawls_to_run(jobs, reuse=True)] == ["stopped", "none"]
     assert not (tmp_path / "stopped").exists()  # cleared for the new crawl
+
+
+def test_a_benchmark_stopped_with_sigterm_stops_the_crawls_it_runs(tmp_path: Path) -> None:
+    """A benchmark killed with SIGTERM left its crawls running: they wrote
+    into folders the next run had cleared (20 crawls of quality-docsweb
+    failed so). Its children now stop with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    script = (
+        "import sys, threading, time\n"
+        "from bench.common import run_child, stop_children_on_exit\n"
+        "stop_children_on_exit()\n"
+        "threading.Thread(target=run_child, args=([sys.executable, '-c', 'import time; time.sleep(300)'], 600),"
+        " daemon=True).start()\n"
+        "time.sleep(300)\n"
+    )
+    bench = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)  # noqa: S603
+    try:
+        deadline = time.monotonic() + 60
+        while not psutil.Process(bench.pid).children():  # the crawl has started
+            assert bench.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        children = psutil.Process(bench.pid).children()
+        os.kill(bench.pid, signal.SIGTERM)
+        assert bench.wait(timeout=30) == 128 + signal.SIGTERM
+        _, alive = psutil.wait_procs(children, timeout=30)
+        assert alive == []
+    finally:
+        bench.kill()
