@@ -24,6 +24,8 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from crawlproject.web.urls import host_of  # noqa: E402
+
 REPORT_NAME = "report.html"
 #: hosts drawn apart in the plot of relevant pages against fetches
 PLOTTED_HOSTS = 5
@@ -53,10 +55,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     return found if isinstance(found, dict) else {}
-
-
-def host_of(url: str) -> str:
-    return urlsplit(url).hostname or ""
 
 
 def _svg(figure: Any) -> str:

@@ -16,6 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scrapy.http import HtmlResponse
+
 if TYPE_CHECKING:
     from scrapy.http import Response
 
@@ -66,6 +68,4 @@ def main_text(html: bytes | str, url: str) -> MainText | None:
 
 
 def _is_html(response: Response) -> bool:
-    from scrapy.http import HtmlResponse
-
     return isinstance(response, HtmlResponse) and bool(response.body)
