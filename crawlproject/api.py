@@ -179,7 +179,8 @@ def _folder_of(crawler: Crawler) -> Path:
 def _train_from_examples(examples: list[str], seeds: str, settings: dict[str, Any], output_dir: str | None) -> str:
     """A topic model from *examples*, by ``scrapy train --examples`` (it
     fetches them and pages near the seeds: a crawl of its own)."""
-    folder = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="crawlproject-topic-"))
+    # absolute: `scrapy train` runs in the project's folder, the crawl in the caller's
+    folder = Path(output_dir).resolve() if output_dir else Path(tempfile.mkdtemp(prefix="crawlproject-topic-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "topic.npz"
     command = [sys.executable, "-m", "scrapy", "train", "--examples", ",".join(examples), "--seeds", seeds,

@@ -82,3 +82,25 @@ def test_a_python_call_that_cannot_start_raises_one_clear_error(tmp_path: Path) 
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.startswith("CrawlError: FOCUS_FRONTIER_MAX"), completed.stdout + completed.stderr[-2000:]
     assert "Traceback" not in completed.stderr
+
+
+def test_a_python_call_with_example_pages_trains_its_topic_first(tmp_path: Path) -> None:
+    # The gnuplot terminal pages of docsweb as the examples: `scrapy train --examples` makes the
+    # topic model in the crawl's folder, and the crawl judges with it.
+    docsweb = ROOT.parent / "shared/corpora/docsweb/docsweb.warc.gz"
+    examples = [f"http://www.gnuplot.info/docs_5.4/node{n}.html" for n in (540, 590, 627)]
+    script = (
+        "import json, sys\n"
+        "import crawlproject\n"
+        f"c = crawlproject.crawl(seeds='http://www.gnuplot.info/docs_5.4/index.html', examples={examples!r}, budget=15,"
+        f" strategy='best-first', output_dir='out', progress=False, settings={{'FOCUS_REPLAY_WARC': {str(docsweb)!r},"
+        " 'DOWNLOAD_DELAY': 0, 'CONCURRENT_REQUESTS_PER_DOMAIN': 8, 'LOG_LEVEL': 'WARNING'})\n"
+        "print(json.dumps([len(c), c.summary['judge']['judge'], c.finish_reason]))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True,  # noqa: S603
+                               text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    pages, judge, reason = json.loads(completed.stdout.splitlines()[-1])
+    assert (tmp_path / "out" / "topic.npz").is_file()  # trained before the crawl, beside it
+    assert pages == 15 and reason == "closespider_pagecount"
+    assert judge != "query-tf" and "examples" in judge, judge
