@@ -119,7 +119,7 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS")) or not project.getbool("TWISTED_REACTOR_ENABLED")
         else CrawlerProcess(project)
     )
-    from crawlproject.commands.crawl import startup_cause
+    from crawlproject.commands.crawl import crawl_failure, startup_cause
 
     crawler = process.create_crawler("focus")
     pages: list[dict[str, Any]] = []
@@ -147,26 +147,13 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
     for failure in failures:
         cause = startup_cause(failure)
         raise CrawlError(str(cause if cause is not None else failure)) from None
-    _say_if_nothing_fetched(crawler)
+    if (failed := crawl_failure(crawler)) is not None:
+        raise CrawlError(failed)
     folder = _folder_of(crawler)
     summary_file = folder / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     return Collection(pages, summary, folder, str(stats.get("finish_reason", "")), stats)
-
-
-def _say_if_nothing_fetched(crawler: Crawler) -> None:
-    from crawlproject.commands.crawl import refused_networks, unanswered_requests
-
-    if (refused := refused_networks(crawler)) is not None:
-        raise CrawlError(f"no page was fetched: {refused} (settings={{'FOCUS_ALLOWED_NETWORKS': '127.0.0.0/8'}} "
-                         "opens network ranges)")
-    lost = crawler.stats.get_value("frontier/lost") if crawler.stats is not None else None
-    if lost is not None:
-        raise CrawlError(str(lost))
-    if (asked := unanswered_requests(crawler)) is not None:
-        raise CrawlError(f"no page was fetched: none of the {asked} requests sent was answered "
-                         "(do the seeds' hosts exist? the log says why each failed)")
 
 
 def _folder_of(crawler: Crawler) -> Path:

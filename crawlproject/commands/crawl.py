@@ -55,16 +55,8 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 2
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
-        elif (refused := refused_networks(crawler)) is not None:
-            print(f"scrapy crawl: error: no page was fetched: {refused} (FOCUS_ALLOWED_NETWORKS opens network "
-                  "ranges, e.g. FOCUS_ALLOWED_NETWORKS=127.0.0.0/8)", file=sys.stderr)
-            self.exitcode = 1
-        elif (lost := _stat(crawler, "frontier/lost")) is not None:
-            print(f"scrapy crawl: error: {lost}", file=sys.stderr)
-            self.exitcode = 1
-        elif (asked := unanswered_requests(crawler)) is not None:
-            print(f"scrapy crawl: error: no page was fetched: none of the {asked} requests sent was answered "
-                  "(do the seeds' hosts exist? the log says why each failed)", file=sys.stderr)
+        elif (failed := crawl_failure(crawler)) is not None:
+            print(f"scrapy crawl: error: {failed}", file=sys.stderr)
             self.exitcode = 1
 
     def _retrieve(self, task: asyncio.Task[None]) -> None:
@@ -91,6 +83,22 @@ class Command(ScrapyCrawlCommand):
 def _stat(crawler: Any, name: str) -> Any:
     stats = getattr(crawler, "stats", None)
     return stats.get_value(name) if stats is not None else None
+
+
+def crawl_failure(crawler: Any) -> str | None:
+    """Why a crawl that ran is no success, in one line: it fetched nothing
+    (every URL refused for the network it is on, or no request answered), or
+    its shared frontier was wiped under it. None for a crawl that went well.
+    The crawl command and crawlproject.crawl() say it."""
+    if (refused := refused_networks(crawler)) is not None:
+        return (f"no page was fetched: {refused} (FOCUS_ALLOWED_NETWORKS opens network ranges, "
+                "e.g. FOCUS_ALLOWED_NETWORKS=127.0.0.0/8)")
+    if (lost := _stat(crawler, "frontier/lost")) is not None:
+        return str(lost)
+    if (asked := unanswered_requests(crawler)) is not None:
+        return (f"no page was fetched: none of the {asked} requests sent was answered "
+                "(do the seeds' hosts exist? the log says why each failed)")
+    return None
 
 
 def refused_networks(crawler: Any) -> str | None:

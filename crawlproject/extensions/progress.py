@@ -345,10 +345,9 @@ class CrawlProgress:
         else:
             logger.info("Crawl summary:\n%s", "\n".join(lines))
 
-
     @staticmethod
     def write_report(folder: Path) -> None:
-        """The crawl's report (crawlproject.evaluation.crawl_report), said at the end of the summary."""
+        """The crawl's report (crawlproject.corpus.crawl_report), said at the end of the summary."""
         from crawlproject.corpus.crawl_report import write_report
 
         try:
