@@ -2,7 +2,12 @@
 corpus replay fetched plainly and by the browser (``FOCUS_RENDER=always``),
 alternating, and with ``auto`` (which renders only pages scripts build).
 
-    .venv/bin/python -m bench.render [--corpus ../shared/corpora/docsweb] [--pages 150] [--repeats 3]
+    .venv/bin/python -m bench.render [--corpus ../shared/corpora/docsweb] [--pages 150] [--repeats 3] [--polite]
+
+Without ``--polite`` the replay is crawled as fast as it answers (no delay,
+8 per host): what the browser costs per page. With it, at the project's
+politeness (1 request per host, ``DOWNLOAD_DELAY`` 1 s): what a user's
+crawl loses by rendering.
 
 Figures per mode, median of the repeats: pages/s, ms per page (wall time ÷
 pages), and the peak resident memory of the crawl with every process it
@@ -44,8 +49,8 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def crawl(proxy: str, corpus: str, pages: int, mode: str, folder: Path) -> dict[str, float]:
-    settings = {**LOOPBACK_SPEED, "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
+def crawl(proxy: str, corpus: str, pages: int, mode: str, folder: Path, polite: bool) -> dict[str, float]:
+    settings = {**({} if polite else LOOPBACK_SPEED), "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
                 "CLOSESPIDER_PAGECOUNT": pages, "FOCUS_RENDER": mode, "FOCUS_STORE_PAGES": False, "FOCUS_REPORT": False,
                 "LOGSTATS_INTERVAL": 0}
     command = [sys.executable, "-m", "scrapy", "crawl", "breadthfirst", "-a", f"seeds={SEEDS[corpus]}"]
@@ -72,15 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/docsweb")
     parser.add_argument("--pages", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--polite", action="store_true", help="the project's politeness, not the replay's speed")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     name = args.corpus.resolve().name
+    pace = "1 request per host, 1 s apart, 16 in flight" if args.polite else "no delay, 8 per host, 16 in flight"
     warc = sorted(args.corpus.glob("*.warc.gz"))[0]
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     with ReplayProcess(str(warc)) as replay, tempfile.TemporaryDirectory() as tmp:
         for repeat in range(args.repeats):
             for mode in MODES:
-                figures = crawl(replay.proxy_url, name, args.pages, mode, Path(tmp) / f"{mode}-{repeat}")
+                figures = crawl(
+                    replay.proxy_url, name, args.pages, mode, Path(tmp) / f"{mode}-{repeat}", args.polite
+                )
                 runs[mode].append(figures)
                 print(mode, repeat + 1, json.dumps({k: round(v, 1) for k, v in figures.items()}), flush=True)
 
@@ -97,20 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     ratio = med("always", "pages_per_second") / med("never", "pages_per_second")
     body = (
-        f"### Rendering: what the browser costs on {name}\n\n"
+        f"### Rendering: what the browser costs on {name}{', politely' if args.polite else ''}\n\n"
         f"Command: `.venv/bin/python -m bench.render --corpus ../shared/corpora/{name} --pages {args.pages} "
-        f"--repeats {args.repeats}` — a breadth-first crawl of {args.pages} pages of the replay (no delay, 8 per host, "
-        "16 in flight), plainly, every page by the browser (`FOCUS_RENDER=always`, scrapy-playwright driving Debian's "
+        f"--repeats {args.repeats}{' --polite' if args.polite else ''}` — a breadth-first crawl of {args.pages} pages "
+        f"of the replay ({pace}), plainly, every page by the browser (`FOCUS_RENDER=always`, scrapy-playwright driving Debian's "
         f"chromium) and with `auto`, alternating, {args.repeats} times; medians (each run in brackets). Peak memory: "
         "the crawl and every process it started (the browser's), sampled every 0.2 s.\n\n"
         "| FOCUS_RENDER | pages | rendered | pages/s | ms/page (wall) | peak MB |\n|---|---:|---:|---|---:|---:|\n"
         f"{rows}\n\nRendered ÷ plain pages/s, same run: **{ratio:.2f}**.\n"
     )
-    figure = (f"{name}: rendering every page {med('always', 'pages_per_second'):.1f} pages/s against "
+    figure = (f"{name}{' politely' if args.polite else ''}: rendering every page {med('always', 'pages_per_second'):.1f} pages/s against "
               f"{med('never', 'pages_per_second'):.1f} plain ({ratio:.2f}×), peak {med('always', 'peak_mb'):.0f} MB against "
               f"{med('never', 'peak_mb'):.0f}; auto rendered {med('auto', 'rendered'):.0f} of {med('auto', 'pages'):.0f}")
     if not args.no_write:
-        write_section(f"render-{name}", body, figure, "issue 52: pages/s and memory with rendering")
+        write_section(f"render-{name}{'-polite' if args.polite else ''}", body, figure, "issue 52: pages/s and memory with rendering")
     return 0
 
 
