@@ -6,7 +6,8 @@ whole corpus beside it.
 
 For every topic (all of them by default) one crawl runs for real (the link
 learner from the topic's Task-2 neighbours, every fetch counted, through the
-replay); the pages it answered 200 are the test set, in fetch order. Judges:
+replay, politely as users crawl: bench.quality's politeness); the pages it
+answered 200 are the test set, in fetch order. Judges:
 
 * ``query-tf`` — SPEC §2's TF cosine of the topic's query and the page;
 * ``query`` — log-TF × IDF, the IDF the language's corrected by the crawl's
@@ -21,6 +22,11 @@ replay); the pages it answered 200 are the test set, in fetch order. Judges:
 * ``query+20 labels`` — the query judge taught by 20 labels, asked by its own
   questions (active learning) and answered from the corpus labels;
   measured on the pages met that were not asked about.
+
+A query judge's ``relevant`` flag is what a crawl calls relevant: its
+calibration on the crawl's own pages (crawlproject.judges.calibration) at
+the moment each page is fetched; its precision and recall are shown for the
+median topic.
 
 AUC needs both kinds of page: a topic whose crawl met only one kind is left
 out of that mean (counted). Precision and recall are at each judge's own
@@ -43,7 +49,15 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from bench.common import ROOT, stop_children_on_exit, write_section
-from bench.quality import corpus_files, data_folder, sample_topics
+from bench.quality import (
+    POLITE_DELAY,
+    POLITE_LATENCY_MS,
+    corpus_files,
+    data_folder,
+    politeness,
+    politeness_text,
+    sample_topics,
+)
 from bench.runner import CrawlJob, Variant, crawls_to_run, run_crawl_job
 from bench.topic_models import draw_examples
 from crawlproject.corpus.reader import Corpus, load_corpus
@@ -117,14 +131,15 @@ def judge_topic(corpus: Corpus, every: CorpusPages, topic: Topic, met: list[str]
     query = analyzer.vector(topic.query)
     rows: dict[str, Any] = {}
 
-    tf = TfQueryJudge(query, analyzer)
-    rows["query-tf"] = {"met": measure(truth, np.array([tf.relevance(p) for p in pages])),
-                        "corpus": measure(all_truth, np.array([tf.score(p) for p in every.pages]))}
-    rarity = TermRarity(stem=True)
-    weighted = QueryJudge(query, analyzer, rarity)
-    met_scores = np.array([weighted.relevance(p) for p in pages])  # in fetch order: the IDF as the crawl knew it
-    rows["query"] = {"met": measure(truth, met_scores),
-                     "corpus": measure(all_truth, np.array([weighted.score(p) for p in every.pages]))}
+    for name, judge in (("query-tf", TfQueryJudge(query, analyzer)),
+                        ("query", QueryJudge(query, analyzer, TermRarity(stem=True)))):
+        # in fetch order: the IDF and the calibration as the crawl knew them when each page came
+        met_scores, calls = [], []
+        for p in pages:
+            met_scores.append(judge.relevance(p))
+            calls.append(judge.calls(met_scores[-1]))
+        rows[name] = {"met": measure(truth, np.array(met_scores)), "flag": measure(truth, np.array(calls, dtype=float)),
+                      "corpus": measure(all_truth, np.array([judge.score(p) for p in every.pages]))}
 
     positives, negatives = draw_examples(corpus, topic, EXAMPLES, seed)
     near = near_pages(corpus, topic.neighbors, NEAR_PAGES)  # where the crawl starts: `train --examples --seeds`
@@ -173,10 +188,16 @@ def mean_of(values: list[float | None]) -> tuple[float | None, int]:
     return (statistics.fmean(found) if found else None, len(found))
 
 
+def median_of(values: list[float]) -> float | None:
+    """The median (a topic whose judge called nothing relevant counts precision 0)."""
+    return statistics.median(values) if values else None
+
+
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     lines = [
-        "| judge | AUC on pages met | AUC over the corpus | precision (met) | recall (met) | pages called relevant |",
-        "|---|---|---|---|---|---|",
+        "| judge | AUC on pages met | AUC over the corpus | precision (met) | recall (met) | pages called relevant "
+        "| `relevant` flag: precision / recall, median topic |",
+        "|---|---|---|---|---|---|---|",
     ]
     means: dict[str, Any] = {}
     for judge in JUDGES:
@@ -185,13 +206,18 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         precision, _ = mean_of([r["judges"][judge]["met"]["precision"] for r in results])
         recall, _ = mean_of([r["judges"][judge]["met"]["recall"] for r in results])
         called, _ = mean_of([r["judges"][judge]["met"]["called"] for r in results])
-        means[judge] = {"auc": auc, "topics": n, "precision": precision, "recall": recall}
+        flags = [r["judges"][judge]["flag"] for r in results if "flag" in r["judges"][judge]]
+        flag_p = median_of([f["precision"] or 0.0 for f in flags if f["recall"] is not None])
+        flag_r = median_of([f["recall"] for f in flags if f["recall"] is not None])
+        means[judge] = {"auc": auc, "topics": n, "precision": precision, "recall": recall,
+                        "flag_precision": flag_p, "flag_recall": flag_r}
 
         def shown(value: float | None, percent: bool = False) -> str:
             return "–" if value is None else (f"{value:.0%}" if percent else f"{value:.3f}")
 
         lines.append(f"| {judge} | {shown(auc)} ({n} topics) | {shown(corpus_auc)} | {shown(precision)} | "
-                     f"{shown(recall)} | {shown(called, True)} |")
+                     f"{shown(recall)} | {shown(called, True)} | "
+                     f"{'–' if flag_p is None else f'{shown(flag_p)} / {shown(flag_r)}'} |")
     before, _ = mean_of([r["judges"]["query+20 labels"]["before"]["auc"] for r in results])
     means["labels_before"] = before
     announced = [(r["judges"]["examples 10+10"]["announced_precision"], r["judges"]["examples 10+10"]["met"]["precision"])
@@ -210,6 +236,8 @@ def main() -> int:
     parser.add_argument("--fetches", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--delay", type=float, default=POLITE_DELAY, help="seconds between two requests to a host")
+    parser.add_argument("--latency-ms", type=float, default=POLITE_LATENCY_MS, help="the replay answers this late")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     started = time.monotonic()
@@ -221,11 +249,13 @@ def main() -> int:
     topics = [t for t in sample_topics(derive_topics(corpus, rng_seed=args.seed, query="seed-terms"), args.topics, args.seed)
               if t.neighbors]
     variant = Variant.parse("link-learner")
-    jobs = [CrawlJob(variant, t, 2, args.fetches, data / "crawls" / t.id, axis="fetches") for t in topics]
+    manner = f"delay{args.delay:g}-latency{args.latency_ms:g}"  # crawls of another politeness are not reused
+    jobs = [CrawlJob(variant, t, 2, args.fetches, data / f"crawls-{manner}" / t.id, axis="fetches") for t in topics]
     print(f"{name}: {len(jobs)} topics, one {args.fetches}-fetch link-learner crawl each (Task 2)", flush=True)
-    with ReplayProcess(str(warc)) as replay, ThreadPoolExecutor(args.jobs) as pool:
+    polite = politeness(args.delay, 1)
+    with ReplayProcess(str(warc), latency_ms=args.latency_ms) as replay, ThreadPoolExecutor(args.jobs) as pool:
         todo = crawls_to_run(jobs, reuse=True)  # a re-run measures the judges on the same crawls
-        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels): job for job in todo}
+        futures = {pool.submit(run_crawl_job, job, replay.proxy_url, warc, labels, polite): job for job in todo}
         for done, future in enumerate(as_completed(futures), 1):
             if future.result().returncode != 0:
                 raise SystemExit(f"crawl failed: {futures[future].folder}")
@@ -258,12 +288,15 @@ def main() -> int:
             f"200 for (mean {statistics.fmean(r['met'] for r in results):.0f} pages, "
             f"{statistics.fmean(r['relevant_met'] for r in results):.1f} relevant). Means over topics; AUC over topics "
             "whose crawl met both kinds of page; precision/recall at each judge's own threshold (0.5), the examples "
-            f"judges outside their examples. ({time.monotonic() - started:.0f}s)\n\n{body}\n\n{labels_line}\n\n{report_line}\n\n"
+            "judges outside their examples. " + politeness_text(args.delay, 1, args.latency_ms)
+            + f"({time.monotonic() - started:.0f}s)\n\n{body}\n\n{labels_line}\n\n{report_line}\n\n"
             f"Per topic: `bench/results/{section}/per-topic.json`.")
     print(text)
     if not args.no_write:
         query = means["query"]
-        figure = (f"query judge AUC on pages met {query['auc']:.3f} (TF {means['query-tf']['auc']:.3f}); 10+10 examples "
+        tf = means["query-tf"]
+        figure = (f"politely: query judge AUC on pages met {query['auc']:.3f} (TF {tf['auc']:.3f}); TF's relevant flag "
+                  f"P {tf['flag_precision'] or 0:.2f} R {tf['flag_recall'] or 0:.2f} (median topic); 10+10 examples "
                   f"P {means['examples 10+10']['precision'] or 0:.2f} R {means['examples 10+10']['recall'] or 0:.2f}")
         write_section(section, text, figure=figure,
                       target="query AUC ≥ 0.85; 10+10 P ≥ 0.7 at R ≥ 0.7; report within 10 points; +0.05 AUC from 20 labels")
