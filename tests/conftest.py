@@ -277,3 +277,15 @@ def chromium(window: str = "1400,2200") -> Any:
         options.add_argument(argument)
     os.environ["SE_OFFLINE"] = "true"  # selenium looks for no driver online
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def judge_and_learn(strategy: Any, page: Any, judge: Any = None) -> float | None:
+    """A fetched *page* as a crawl takes it: judged (by *judge*, else the
+    strategy's model's own judge, else the topic query's TF cosine — what
+    FOCUS_JUDGE=auto builds), and learnt by the strategy's hook."""
+    from crawlproject.judges.query import TfQueryJudge
+    from crawlproject.strategies.factory import Focus
+
+    if judge is None:
+        judge = strategy.own_judge() or TfQueryJudge(strategy.analyzer.vector(strategy.topic.query), strategy.analyzer)
+    return Focus(judge, strategy).arrive(page)

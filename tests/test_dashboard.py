@@ -295,22 +295,23 @@ def test_metrics_read_the_crawls_figures_without_what_only_the_page_shows() -> N
 
     from crawlproject.dashboard.metrics import CrawlCollector
     from crawlproject.extensions.dashboard import CrawlDashboard
-    from crawlproject.signals import frontier_sample
 
     class Strategy:
         def describe_learning(self) -> dict[str, Any]:
             raise AssertionError("asked what was learnt")
 
-        def describe_judge(self) -> dict[str, Any]:
+    class Judge:
+        def questions(self, count: int) -> list[dict[str, Any]]:
             raise AssertionError("asked for the judge's questions")
 
-    def sample(count: int) -> list[float]:
-        raise AssertionError("asked for the queue's scores")
+    class Frontier:
+        def sample(self, count: int) -> list[float]:
+            raise AssertionError("asked for the queue's scores")
 
     crawler = get_crawler()
-    crawler.spider = type("Spider", (), {"strategy": Strategy(), "name": "s"})()
-    crawler.signals.connect(sample, frontier_sample)
+    crawler.spider = type("Spider", (), {"strategy": Strategy(), "judge": Judge(), "name": "s"})()
     dashboard = CrawlDashboard(crawler, 0, "127.0.0.1", "", 0.0, "", "w")
+    dashboard.frontier = Frontier()  # type: ignore[assignment]
     state = dashboard.snapshot(full=False)
     names = {family.name for family in CrawlCollector(lambda: [state], "s").collect()}
     assert {"crawl_frontier_queued", "crawl_relevant_pages", "crawl_judged_harvest_ratio"} <= names

@@ -32,7 +32,6 @@ from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer
 from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, html, run_crawl, write_warc
-from tests.test_scoring_ports import FixedJudge
 
 ANALYZER = TermAnalyzer(stem=True)
 F = {name: i for i, name in enumerate(FEATURES)}
@@ -128,9 +127,8 @@ def learner_page(url: str, anchors: list[tuple[str, str]]) -> Page:
 def test_the_link_learner_takes_its_priors_from_the_model_named_in_the_settings() -> None:
     root = learner_page("http://h/", [("http://h/jazz/", "jazz"), ("http://h/find?q=jazz", "jazz"),
                                       ("http://elsewhere.org/", "other")])
-    judge = FixedJudge({"http://h/": 0.6})
-    shark = LinkLearnerStrategy(Topic("jazz"), ANALYZER, judge, frontier=DetachedFrontier())
-    learnt = LinkLearnerStrategy(Topic("jazz"), ANALYZER, judge, frontier=DetachedFrontier(),
+    shark = LinkLearnerStrategy(Topic("jazz"), ANALYZER, frontier=DetachedFrontier())
+    learnt = LinkLearnerStrategy(Topic("jazz"), ANALYZER, frontier=DetachedFrontier(),
                                  prior=prior_from_setting("shipped"))
     shark.score_links(root, 0.6)
     learnt.score_links(root, 0.6)

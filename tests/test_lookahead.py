@@ -39,7 +39,7 @@ from crawlproject.strategies.link_value import LinkValueStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.page import Link, Page
 from crawlproject.web.text import TermAnalyzer
-from tests.conftest import open_scheduler
+from tests.conftest import judge_and_learn, open_scheduler
 
 #   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
 OUTLINKS = {"s": ["h", "y"], "h": ["c1", "c2", "x"], "x": ["c1"], "y": ["z"], "c1": [], "c2": [], "z": []}
@@ -142,8 +142,8 @@ def test_a_site_bound_context_graph_crawl_puts_pages_away_from_home_last() -> No
     at_home = Page("http://cs.new.edu/courses/", index_text, links)  # a subdomain of home: home
     away = Page("http://other.edu/courses/", index_text, links)
     course = "syllabus lecture homework exam grading"
-    assert strategy.page_relevance(Page("http://new.edu/cs1/", course, [])) > 0.5
-    assert strategy.page_relevance(Page("http://other.edu/cs1/", course, [])) == 0.0  # away: a page of no layer
+    assert judge_and_learn(strategy, Page("http://new.edu/cs1/", course, [])) > 0.5
+    assert judge_and_learn(strategy, Page("http://other.edu/cs1/", course, [])) == 0.0  # away: a page of no layer
     stays, leaves = strategy.score_links(at_home, None)
     assert -1 <= stays < 0  # the index is in layer 1
     assert leaves == -model.other  # its page is away: "other", below every link at home
@@ -298,12 +298,13 @@ def test_a_site_bound_link_value_crawl_stays_home_and_learns_that_away_is_worth_
     seed = Page("http://new.test/", "department of computer science", [
         Link("http://new.test/courses/", "courses"), Link("http://other.test/courses/", "courses"),
     ], meta={keys.SEED: True})
-    at_home, to_away = strategy.score_links(seed, None)
+    at_home, to_away = strategy.score_links(seed, judge_and_learn(strategy, seed))
     assert at_home > 2 * to_away
     course_page = "syllabus lecture homework exam grading"
     scores = {}
     for url in ("http://new.test/courses/", "http://other.test/courses/"):
-        scores[url] = strategy.score_links(Page(url, course_page, [Link(url + "cs1/", "cs1 lecture")]), None)[0]
+        fetched = Page(url, course_page, [Link(url + "cs1/", "cs1 lecture")])
+        scores[url] = strategy.score_links(fetched, judge_and_learn(strategy, fetched))[0]
     # away from home, even the away site's own course links lead off home
     assert scores["http://new.test/courses/"] > scores["http://other.test/courses/"]
     (stayed, stayed_value), (left, left_value) = learnt
@@ -377,7 +378,7 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
 
     def arrive(url: str, text: str) -> list[tuple[str, float]]:
         page = Page(url, text, [], parent_url=index.url)
-        strategy.page_relevance(page)  # a page without links shows its value here: its reward
+        judge_and_learn(strategy, page)  # a page without links shows its value here: its reward
         return [(p.key, p.score) for p in strategy.after_page(page, None)]
 
     # a course page (the page classifier says target: reward 1, nothing beyond it)
@@ -391,11 +392,11 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     }
     # the reward reads the page's terms once, for the query's cosine too: the classifier's own verdict
     page = Page("http://new.test/x/", "Syllabus, lectures and homework: the exam grading", [])
-    assert strategy.page_relevance(page) == pytest.approx(model.page_probability(page.text))
+    assert judge_and_learn(strategy, page) == pytest.approx(model.page_probability(page.text))
     # a link found here that arrived from another page is not raised again
     other = Page("http://new.test/other/", "more teaching", [Link("http://new.test/c/", "Chemistry")])
     strategy.score_links(other, None)
-    strategy.page_relevance(Page("http://new.test/c/", "syllabus lecture homework exam grading", [],
+    judge_and_learn(strategy, Page("http://new.test/c/", "syllabus lecture homework exam grading", [],
                                  parent_url=other.url))
     assert [p.key for p in strategy.after_page(other, None)] == []
     assert arrive("http://new.test/e/", "syllabus lecture homework exam grading") == []  # c: not pushed again
@@ -404,7 +405,7 @@ def test_siblings_of_a_link_that_proved_its_worth_are_raised_by_hand() -> None:
     assert arrive("http://elsewhere.test/x/", "syllabus lecture homework exam grading") == []
     off = LinkValueStrategy(Topic(), TermAnalyzer(stem=True), model, siblings=False)
     off.score_links(index, None)
-    off.page_relevance(Page("http://new.test/a/", "syllabus lecture homework exam grading", [], parent_url=index.url))
+    judge_and_learn(off, Page("http://new.test/a/", "syllabus lecture homework exam grading", [], parent_url=index.url))
     assert off.after_page(index, None) == []
 
 
@@ -422,7 +423,7 @@ def test_a_sibling_shows_the_reward_it_proved_not_what_its_links_promise() -> No
     queued = strategy.score_links(people, None)
     ann = Page("http://new.test/ann/", "home page research interests publications hobbies",
                [Link("http://new.test/courses/", "courses")], parent_url=people.url)
-    reward = strategy.page_relevance(ann)
+    reward = judge_and_learn(strategy, ann)
     promise = strategy.score_links(ann, reward)
     assert reward < 0.5 and model.gamma * max(promise) > queued[1]  # the guess would have raised Bob
     assert strategy.after_page(ann, None) == []
@@ -440,7 +441,7 @@ def test_siblings_away_from_home_are_not_raised() -> None:
         Link("http://other.test/c/", "Chemistry"),
     ])
     strategy.score_links(index, None)
-    strategy.page_relevance(Page("http://new.test/a/", "syllabus lecture homework exam grading", [],
+    judge_and_learn(strategy, Page("http://new.test/a/", "syllabus lecture homework exam grading", [],
                                  parent_url=index.url))
     assert [p.key for p in strategy.after_page(index, None)] == ["http://new.test/b/"]
 
@@ -485,7 +486,7 @@ def test_infospiders_energy_reproduction_and_death() -> None:
     a0, a1 = spiders.agents[0], spiders.agents[1]
 
     def arrive(fetched: Page) -> float:  # as the spider calls a strategy for each page
-        sim = spiders.page_relevance(fetched)
+        sim = judge_and_learn(spiders, fetched)
         spiders.score_links(fetched, sim)
         return sim
 
@@ -527,9 +528,9 @@ def test_infospiders_net_learns_to_predict_page_similarity() -> None:
     assert abs(agent.forward(x)[1] - 0.9) < 0.05
     # in a crawl: the link's inputs wait until its page arrives, then the net learns
     parent = page("http://h.test/", "course", ["http://h.test/c"])
-    spiders.score_links(parent, spiders.page_relevance(parent))
+    spiders.score_links(parent, judge_and_learn(spiders, parent))
     assert "http://h.test/c" in spiders._pending
-    spiders.page_relevance(page("http://h.test/c", "course course", [], agent=0))  # no links: learns all the same
+    judge_and_learn(spiders, page("http://h.test/c", "course course", [], agent=0))  # no links: learns all the same
     assert "http://h.test/c" not in spiders._pending
 
 
@@ -540,17 +541,18 @@ def test_infospiders_of_a_site_bound_topic_find_nothing_away_from_home() -> None
     )
     agent = spiders.agents[0]
     seed = page("http://h.test/", "course syllabus", ["http://h.test/c1", "http://other.test/c2"])
-    stays, leaves = spiders.score_links(seed, spiders.page_relevance(seed))
+    stays, leaves = spiders.score_links(seed, judge_and_learn(spiders, seed))
     assert leaves < stays - DEAD_PENALTY / 2  # with the dead agents' links: below every link at home
     assert "http://h.test/c1" in spiders._pending  # noqa: SLF001 — a net will learn from it
     assert "http://other.test/c2" not in spiders._pending  # noqa: SLF001 — known to be worth 0: nothing to learn
     energy = agent.energy
     away = page("http://other.test/c2", "course syllabus", [], agent=0)
-    assert spiders.page_relevance(away) == 0.0  # the same words, away from home
-    assert agent.energy == pytest.approx(energy - 1.0)  # no gain; it pays the mean similarity so far (1.0)
+    assert judge_and_learn(spiders, away) == pytest.approx(1.0)  # the judge reads the same words …
+    assert agent.energy == pytest.approx(energy - 1.0)  # … but away from home they earn nothing; it pays the mean (1.0)
     # without a home, the same page feeds the agent
     open_crawl = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=1, seed=1)
-    assert open_crawl.page_relevance(away) == pytest.approx(1.0)
+    judge_and_learn(open_crawl, away)
+    assert open_crawl.agents[0].energy == pytest.approx(INITIAL_ENERGY + 1.0)
 
 
 def test_infospiders_selection_is_a_softmax_of_link_worth() -> None:

@@ -22,6 +22,7 @@ from crawlproject.models.topic_page import TopicPageModel, reliable_negatives
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import PathOracleStrategy
 from crawlproject.strategies.best_first import BestFirstStrategy
+from crawlproject.strategies.factory import Focus
 from crawlproject.strategies.infospiders import InfoSpidersStrategy
 from crawlproject.strategies.link_learner import LinkLearnerStrategy
 from crawlproject.strategies.ports import DetachedFrontier
@@ -118,9 +119,9 @@ def test_the_judge_follows_the_settings_and_names_what_is_missing() -> None:
 
 def test_best_first_scores_every_link_with_its_judges_relevance() -> None:
     p = page("http://h/", "anything", links=3)
-    strategy = BestFirstStrategy(Topic(), ANALYZER, judge=FixedJudge({"http://h/": 0.42}))
-    relevance = strategy.page_relevance(p)
-    assert relevance == 0.42 and list(strategy.score_links(p, relevance)) == [0.42] * 3
+    focus = Focus(FixedJudge({"http://h/": 0.42}), BestFirstStrategy(Topic(), ANALYZER))
+    relevance = focus.arrive(p)
+    assert relevance == 0.42 and list(focus.strategy.score_links(p, relevance)) == [0.42] * 3
 
 
 # -- a strategy against a frontier port -----------------------------------------------------
@@ -128,15 +129,16 @@ def test_best_first_scores_every_link_with_its_judges_relevance() -> None:
 def test_the_link_learner_rescores_through_the_port_it_was_given() -> None:
     frontier = DetachedFrontier()
     judge = FixedJudge({})
-    learner = LinkLearnerStrategy(Topic("jazz"), ANALYZER, judge, rescore_every=2, frontier=frontier)
+    learner = LinkLearnerStrategy(Topic("jazz"), ANALYZER, rescore_every=2, frontier=frontier)
+    focus = Focus(judge, learner)
     root = page("http://h/", "jazz", links=4)
     judge.verdicts[root.url] = 1.0
-    scores = learner.score_links(root, learner.page_relevance(root))
+    scores = learner.score_links(root, focus.arrive(root))
     frontier.queued.update({link.key: (score, {}) for link, score in zip(root.links, scores, strict=True)})
     for i, link in enumerate(root.links[:3]):
         child = page(link.url, "jazz" if i else "nothing", links=0)
         judge.verdicts[child.url] = 1.0 if i else 0.0
-        learner.page_relevance(child)
+        focus.arrive(child)
         learner.after_page(child, judge.verdicts[child.url])
     assert frontier.rescores and frontier.stats["focus/learner/examples"] == 3
     assert frontier.rescores[-1] is not None and root.links[3].key in frontier.rescores[-1]  # the queued one
@@ -150,7 +152,7 @@ def test_infospiders_and_the_path_oracle_reach_the_queue_only_through_the_port()
     oracle_port = DetachedFrontier({"http://a/": (0.0, None)})
     oracle = PathOracleStrategy(Topic("x"), ANALYZER, {"http://t/"}, {"http://t/": ["http://a/"], "http://a/": []},
                                 frontier=oracle_port)
-    oracle.page_relevance(page("http://t/", "found", links=0))  # the target is fetched: distances change
+    oracle.page_arrived(page("http://t/", "found", links=0), 1.0)  # the target is fetched: distances change
     oracle.score_links(page("http://t/", "found", links=0), 1.0)
     assert oracle_port.rescores == [None] and oracle_port.queued["http://a/"][0] < -1000
 

@@ -1,10 +1,9 @@
-"""Oracle and random strategies, and re-scoring the frontier by signal."""
+"""Oracle and random strategies, and re-scoring the frontier."""
 
 from __future__ import annotations
 
 from scrapy import Request
 
-from crawlproject import signals as focus_signals
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import (
@@ -35,7 +34,9 @@ def test_path_oracle_scores_minus_the_distance_to_the_nearest_relevant_page() ->
 
 def test_path_oracle_looks_past_fetched_relevant_pages() -> None:
     oracle = PathOracleStrategy(Topic("q"), TermAnalyzer(), RELEVANT, INLINKS)
-    assert oracle.page_relevance(page("http://x/c")) == 1.0  # c fetched: b now leads nowhere new
+    fetched = page("http://x/c")
+    assert oracle.own_judge().score(fetched) == 1.0
+    oracle.page_arrived(fetched, 1.0)  # c fetched: b now leads nowhere new
     assert oracle.score_links(page("http://x/a", "http://x/b", "http://x/e"), None) == [-1_000_000.0, -1.0]
 
 
@@ -51,10 +52,10 @@ def test_random_is_reproducible_for_a_seed() -> None:
     assert first != RandomStrategy(Topic(), TermAnalyzer(), seed=4).score_links(links, None)
 
 
-def test_rescore_signal_reorders_the_queued_urls() -> None:
-    crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://x/")
+def test_a_rescore_reorders_the_queued_urls() -> None:
+    _, scheduler, _ = open_scheduler(RandomSpider, seeds="http://x/")
     for i in range(5):
         scheduler.enqueue_request(Request(f"http://x/{i}", meta={SCORE_KEY: i / 10}))
-    crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=lambda url, score, meta: -score)
+    scheduler.rescore(lambda url, score, meta: -score)  # what the frontier port asks (CrawlerFrontier)
     assert [scheduler.next_request().url for _ in range(5)] == [f"http://x/{i}" for i in range(5)]  # type: ignore[union-attr]
     assert scheduler.stats.get_value("frontier/rescored") == 1

@@ -38,10 +38,19 @@ def make_page(body: str, url: str = "http://club.test/", meta: dict[str, object]
     return Page.from_response(response, meta=response.meta)
 
 
+#: the crawl's judge: sim(q, p)
+JUDGE = QueryJudge(ANALYZER.vector(QUERY), ANALYZER)
+
+
 def learner_strategy(explore: float = 0.0, **kwargs: object) -> LinkLearnerStrategy:
-    topic = Topic(QUERY)
-    judge = QueryJudge(ANALYZER.vector(QUERY), ANALYZER)
-    return LinkLearnerStrategy(topic, ANALYZER, judge, LinkLearner(batch=4), explore=explore, **SHARK, **kwargs)  # type: ignore[arg-type]
+    return LinkLearnerStrategy(Topic(QUERY), ANALYZER, LinkLearner(batch=4), explore=explore, **SHARK, **kwargs)  # type: ignore[arg-type]
+
+
+def arrive(strategy: LinkLearnerStrategy, page: Page) -> float:
+    """The page fetched: the judge's verdict, which the strategy learns."""
+    relevance = JUDGE.relevance(page)
+    strategy.page_arrived(page, relevance)
+    return relevance
 
 
 HUB = make_page(
@@ -113,9 +122,9 @@ def test_predictions_take_the_same_product_as_the_learning_matrix() -> None:
 def test_before_any_update_the_order_is_sharksearchs() -> None:
     learner = learner_strategy()
     shark = SharkSearchStrategy(Topic(QUERY), ANALYZER, **SHARK)  # type: ignore[arg-type]
-    relevance = shark.page_relevance(HUB)
+    relevance = JUDGE.score(HUB)
     expected = shark.score_links(HUB, relevance)
-    found = learner.score_links(HUB, learner.page_relevance(HUB))
+    found = learner.score_links(HUB, arrive(learner, HUB))
     assert np.argsort(-np.array(found), kind="stable").tolist() == np.argsort(-np.array(expected), kind="stable").tolist()
     assert found == pytest.approx(expected, abs=1e-5)  # the prior itself, but for a 1e-6 tie
 
@@ -280,7 +289,7 @@ def test_a_big_directory_is_re_scored_when_its_evidence_moved_not_after_every_ve
     verdicts, long after one more verdict could move it."""
     frontier = DetachedFrontier()
     strategy = LinkLearnerStrategy(  # rate 0: no token correction, only the path history moves scores
-        Topic(QUERY), ANALYZER, QueryJudge(ANALYZER.vector(QUERY), ANALYZER), LinkLearner(rate=0.0, batch=4),
+        Topic(QUERY), ANALYZER, LinkLearner(rate=0.0, batch=4),
         explore=0.0, rescore_every=0, siblings_moved=siblings_moved, frontier=frontier, **SHARK,  # type: ignore[arg-type]
     )
     page = make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(600)), url="http://club.test/jazz/")
@@ -318,7 +327,7 @@ def test_siblings_are_re_scored_after_every_so_many_verdicts(every: int) -> None
     directory are re-scored after that many verdicts (1: as each arrives)."""
     frontier = DetachedFrontier()
     strategy = LinkLearnerStrategy(
-        Topic(QUERY), ANALYZER, QueryJudge(ANALYZER.vector(QUERY), ANALYZER), LinkLearner(batch=4), explore=0.0,
+        Topic(QUERY), ANALYZER, LinkLearner(batch=4), explore=0.0,
         rescore_every=0, siblings_moved=0.0, siblings_every=every, frontier=frontier, **SHARK,  # type: ignore[arg-type]
     )
     strategy.score_links(make_page(" ".join(f"<a href='/jazz/{i}.html'>jazz {i}</a>" for i in range(10)),

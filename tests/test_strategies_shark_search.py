@@ -8,6 +8,7 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from crawlproject.judges.query import TfQueryJudge
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.shark_search import (
     FishSearchStrategy,
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 ANALYZER = TermAnalyzer(stem=False)
+#: the judge every SharkSearch crawl of the query had before judges were composed: sim(q, p)
+JUDGE = TfQueryJudge(ANALYZER.vector("jazz music"), ANALYZER)
 
 
 def make_page(body: str, meta: dict[str, object] | None = None, url: str = "http://h/p") -> Page:
@@ -42,7 +45,7 @@ def sim(a: str, b: str) -> float:
 def test_anchor_and_inherited_from_a_relevant_parent() -> None:
     page = make_page("jazz festival <a href='/a'>jazz concerts</a> tickets")
     strategy = shark()
-    relevance = strategy.page_relevance(page)
+    relevance = JUDGE.score(page)
     assert relevance == pytest.approx(sim("jazz music", "jazz festival jazz concerts tickets"))
     [score] = strategy.score_links(page, relevance)
     inherited = 0.5 * relevance
@@ -55,7 +58,7 @@ def test_anchor_and_inherited_from_a_relevant_parent() -> None:
 def test_context_counts_when_the_anchor_says_nothing() -> None:
     page = make_page("tickets for the music of <a href='/a'>click here</a> tonight only please")
     strategy = shark()
-    relevance = strategy.page_relevance(page)
+    relevance = JUDGE.score(page)
     [score] = strategy.score_links(page, relevance)
     context = sim("jazz music", "the music of tonight only please")  # 3 words each side
     assert score == pytest.approx(0.7 * 0.5 * relevance + 0.3 * (0.2 * context))
@@ -64,7 +67,7 @@ def test_context_counts_when_the_anchor_says_nothing() -> None:
 def test_irrelevant_parent_passes_on_a_decayed_inheritance_and_less_depth() -> None:
     page = make_page("nothing here <a href='/a'>more</a>", {INHERITED_KEY: 0.4, DEPTH_KEY: 2})
     strategy = shark()
-    assert strategy.page_relevance(page) == 0.0
+    assert JUDGE.score(page) == 0.0
     [score] = strategy.score_links(page, 0.0)
     assert score == pytest.approx(0.7 * 0.5 * 0.4)
     assert strategy.child_state(page, 0.0) == {INHERITED_KEY: 0.2, DEPTH_KEY: 1}
@@ -87,10 +90,11 @@ def test_frames_and_image_maps_have_anchors() -> None:
 def test_fish_search_is_binary_and_ignores_the_neighborhood() -> None:
     fish = FishSearchStrategy(Topic("jazz music"), ANALYZER, gamma=1.0, delta=0.5, depth=2)
     relevant = make_page("a page about jazz <a href='/a'>anything</a>")
-    assert fish.page_relevance(relevant) == 1.0
+    judge = fish.own_judge()  # Fish-Search's own rule: any query term
+    assert judge.score(relevant) == 1.0
     assert fish.score_links(relevant, 1.0) == [0.5]
     irrelevant = make_page("cooking <a href='/a'>recipes</a>", {INHERITED_KEY: 0.5, DEPTH_KEY: 2})
-    assert fish.page_relevance(irrelevant) == 0.0
+    assert judge.score(irrelevant) == 0.0
     assert fish.score_links(irrelevant, 0.0) == [0.25]
     assert fish.child_state(irrelevant, 0.0)[DEPTH_KEY] == 1
 

@@ -50,7 +50,7 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task, threads
 
 from crawlproject import config
-from crawlproject.config import SettingsError
+from crawlproject.config import DEFAULTS, SettingsError
 from crawlproject.distributed import scripts
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.items import split_origin
@@ -129,9 +129,9 @@ class RedisFrontier:
         host_batch: int = 1,
         fifo: bool = False,
         host_cap: int = 0,
-        lease_seconds: float = 120.0,
-        prefetch: int = 8,
-        batch: int = 256,
+        lease_seconds: float = DEFAULTS["FOCUS_REDIS_LEASE_SECONDS"],
+        prefetch: int = DEFAULTS["FOCUS_REDIS_PREFETCH"],
+        batch: int = DEFAULTS["FOCUS_REDIS_BATCH"],
         persist: bool = True,
         flush_on_start: bool = False,
         stats: StatsCollector | None = None,

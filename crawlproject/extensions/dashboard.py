@@ -34,7 +34,6 @@ from scrapy.utils.job import job_dir
 from twisted.internet import defer, reactor, task, threads
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.dashboard.labels import FileLabels, RedisLabels
@@ -43,6 +42,7 @@ from crawlproject.dashboard.server import site
 from crawlproject.dashboard.watch import CrawlWatch
 from crawlproject.items import PageItem
 from crawlproject.policy.netsafety import literal_address
+from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ PUBLISH_SECONDS = 5.0
 class CrawlDashboard:
     def __init__(self, crawler: Crawler, port: int, host: str, token: str, linger: float, targets: str, worker: str):
         self.crawler = crawler
+        self.frontier = CrawlerFrontier(crawler)  # the queue's scores, for the histogram
         self.port, self.host, self.token = port, host, token
         self.linger = linger
         self.targets = Path(targets) if targets else None
@@ -197,21 +198,24 @@ class CrawlDashboard:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         if not full:
             return self.watch.snapshot(stats, [], {})
-        samples = [
-            result for _, result in self.crawler.signals.send_catch_log(focus_signals.frontier_sample, count=2000)
-            if isinstance(result, list)
-        ]
+        samples = self.frontier.sample(2000)
         strategy = getattr(self.crawler.spider, "strategy", None)
         learning = strategy.describe_learning() if strategy is not None else {}
-        state = self.watch.snapshot(stats, samples[0] if samples else [], learning)
-        describe_judge = getattr(strategy, "describe_judge", None)
-        judge = describe_judge() if callable(describe_judge) else None
-        if judge is not None:  # the questions: only pages not labelled yet
-            judge["questions"] = [q for q in judge.get("questions", []) if q["url"] not in self.watch.user_labels]
+        state = self.watch.snapshot(stats, samples, learning)
+        judge = self._describe_judge()
         state["judge"] = judge
         state["remaining"] = self._remaining()
         state["crawl"] = self.crawl_name(judge)
         return state
+
+    def _describe_judge(self) -> dict[str, Any] | None:
+        """The crawl's judge, its estimated precision and its questions
+        (the pages not labelled yet whose labels would teach it most)."""
+        judge = getattr(self.crawler.spider, "judge", None)
+        if judge is None:
+            return None
+        questions = [q for q in judge.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels]
+        return {**judge.describe(), "questions": questions[:5]}
 
     def crawl_name(self, judge: dict[str, Any] | None) -> str:
         """What the page's title says: spider, strategy, judge and topic (issue 52)."""
@@ -256,8 +260,12 @@ class CrawlDashboard:
     def _apply(self, key: str, relevant: bool) -> dict[str, Any]:
         if self.watch.user_labels.get(key) == relevant:
             return {"learnt": False, "why": "already labelled so"}
-        strategy = getattr(self.crawler.spider, "strategy", None)
-        effect = strategy.user_label(key, relevant) if strategy is not None else {"learnt": False}
+        spider = self.crawler.spider
+        judge, strategy = getattr(spider, "judge", None), getattr(spider, "strategy", None)
+        # the judge takes the label in (and counts it for its precision), then a strategy that learns links
+        effect = {"judge": judge.label(key, relevant)} if judge is not None else {}
+        effect |= strategy.user_label(key, relevant) if strategy is not None else {}
+        effect = effect or {"learnt": False}
         self.watch.labelled(key, relevant, effect)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("focus/dashboard/labels")

@@ -80,6 +80,7 @@ class CrawlProgress:
         stop_below: float = 0.0,
     ):
         self.crawler = crawler
+        self.frontier = CrawlerFrontier(crawler)  # the queue's scores, for the estimate of what is left
         self.interval = interval
         self.labels = labels
         self.relevant = relevant
@@ -174,7 +175,7 @@ class CrawlProgress:
         strategy = getattr(spider, "strategy", None)
         if strategy is None:
             return  # a plain spider: no scores, no topic
-        judge = getattr(strategy, "judge", None)
+        judge = getattr(spider, "judge", None)
         if self.remaining_from == "judge" and judge is None:
             return  # breadth-first, the oracles, …: no verdicts to estimate from (a "left: unknown" forever)
         relevant = 0.0
@@ -207,8 +208,7 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is None or not self.remaining.fetches:
             return None
-        frontier = CrawlerFrontier(self.crawler)
-        found = self.remaining.estimate(frontier.sample(1000), int(queued), frontier.in_flight())
+        found = self.remaining.estimate(self.frontier.sample(1000), int(queued), self.frontier.in_flight())
         self.last_remaining = found
         self.remaining_history.append(found.as_dict())
         return found
@@ -283,7 +283,7 @@ class CrawlProgress:
             )
         if self.relevance_count:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
-        judge = getattr(getattr(spider, "strategy", None), "judge", None)
+        judge = getattr(spider, "judge", None)
         if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
             result["relevant_called"] = self.called_relevant
             result["judge"] = judge.describe()

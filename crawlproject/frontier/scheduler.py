@@ -54,7 +54,6 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.corpus.output import earlier_runs
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
@@ -203,9 +202,6 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(self._response_received, signals.response_received)
         if slot_aware:
             crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
-        crawler.signals.connect(self._rescore, focus_signals.frontier_rescore)
-        crawler.signals.connect(self._sample, focus_signals.frontier_sample)
-        crawler.signals.connect(self._in_flight, focus_signals.frontier_in_flight)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -480,16 +476,20 @@ class FrontierScheduler(BaseScheduler):
 
     # -- re-scoring and stats ------------------------------------------------------
 
-    def _rescore(self, scorer: Any, keys: Any = None) -> None:
+    # -- what the frontier port asks (crawlproject.strategies.ports.CrawlerFrontier) ----------
+
+    def rescore(self, scorer: Any, keys: Any = None) -> None:
         """Re-score every queued URL, or those of *keys* (a strategy learned
         something new): ``scorer(url, score, meta)`` with the queued request's meta."""
         self.frontier.rescore(lambda key, score, payload: scorer(page_of_lease(key), score, meta_of(payload)), keys)
         self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
 
-    def _sample(self, count: int) -> list[float]:
+    def sample_scores(self, count: int) -> list[float]:
+        """Scores of up to *count* queued URLs, drawn at random."""
         return self.frontier.sample_scores(count)
 
-    def _in_flight(self) -> list[float]:
+    def in_flight_scores(self) -> list[float]:
+        """Scores of the URLs being fetched now (out of the queue)."""
         return self.frontier.in_flight_scores()
 
     def _gauges(self) -> dict[str, float]:

@@ -1,7 +1,11 @@
 """Page judges: how relevant a fetched page is (the first of the three
 scoring ports; docs/architecture.md, "Three ports").
 
-``FOCUS_JUDGE`` chooses one: ``auto`` (a model file's own judge when the topic
+Every crawl has one judge, whatever its strategy (the link scorer: it reads
+the judge's verdicts and never judges pages itself). ``FOCUS_JUDGE`` chooses
+it: ``auto`` (the judge of the model the strategy was built with — a context
+graph, a link-value model, a taxonomy classifier, the oracles' labels,
+Fish-Search's any-term rule — else a model file's own judge when the topic
 names a model — a taxonomy classifier with good categories, or a topic learnt
 from examples — else the query's), ``query`` (log-TF × IDF, the IDF the
 language's corrected by the crawl's own pages), ``query-tf`` (SPEC §2's TF
@@ -65,19 +69,26 @@ def model_judge(path: str, good: Sequence[str], what: str) -> PageJudge:
 
 def judge_from_settings(
     settings: BaseSettings, query: str, model: str, good: Sequence[str], analyzer: TermAnalyzer, what: str,
-) -> PageJudge:
-    """The judge a crawl's settings and topic ask for (see the module doc);
-    *what* names the strategy in errors."""
+    own: PageJudge | None = None, required: bool = True,
+) -> PageJudge | None:
+    """The judge a crawl's settings and topic ask for (see the module doc):
+    *own* is the strategy's model's judge (None: it has none); *what* names
+    the strategy in errors. Without a topic, a strategy that does not need
+    verdicts (not *required*: breadth-first, random) has no judge (None)."""
     from crawlproject.judges.learning import LabelTaughtJudge
     from crawlproject.judges.query import QueryJudge, TfQueryJudge
 
     kind = config.get_choice(settings, "FOCUS_JUDGE")
     path = model or config.get_str(settings, "FOCUS_MODEL")
     judge: PageJudge
-    if kind == "auto" and path:
+    if kind == "auto" and own is not None:
+        judge = own
+    elif kind == "auto" and path:
         judge = model_judge(path, good or parse_categories(config.get_str(settings, "FOCUS_GOOD")), what)
     else:
         terms = analyzer.vector(query)
+        if not terms and not required:
+            return None
         if not terms:
             raise SettingsError(
                 f"{what} needs a topic: a query with at least one non-stopword term (-a query=\"…\")"

@@ -151,6 +151,20 @@ class PageJudge(ABC):
         if len(self.recent) > self.REMEMBERED:
             self.recent.popitem(last=False)
 
+    #: Whether the judge judges pages best several at once (:meth:`prepare`):
+    #: the spider then gathers fetched pages in micro-batches for it.
+    batches: bool = False
+
+    def prepare(self, pages: Sequence[Page]) -> None:
+        """Judge *pages* ahead, together (a classifier's batch); their
+        :meth:`relevance` reads what this found. Nothing for most judges."""
+        return None
+
+    def prepare_failed(self, page: Page) -> None:
+        """Preparing *page* failed: the judge calls it irrelevant rather than
+        losing it (its links are followed last)."""
+        return None
+
     def relevances(self, pages: Sequence[Page]) -> list[float]:
         """Several pages at once (a judge that batches overrides it)."""
         return [self.relevance(page) for page in pages]

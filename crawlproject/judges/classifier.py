@@ -4,7 +4,9 @@ categories (SPEC §2's R(p)), and a topic learnt from example pages
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -15,32 +17,93 @@ if TYPE_CHECKING:
 
     from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
     from crawlproject.models.topic_page import TopicPageModel
+    from crawlproject.policy.scope import HomeSites
     from crawlproject.web.page import Page
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a taxonomy classifier says of one page."""
+
+    relevance: float  #: R(p) = Σ_{c ∈ good} Pr(c | p) (SPEC §2)
+    leaf: int  #: the best leaf c*
+    expand: bool  #: hard focus: c* or an ancestor is good
+
+
 class ClassifierJudge(PageJudge):
-    """R(p) = Σ_{c ∈ good} Pr(c | p) of a taxonomy classifier (SPEC §2)."""
+    """R(p) = Σ_{c ∈ good} Pr(c | p) of a taxonomy classifier (SPEC §2), 0
+    away from a site-bound topic's *home*; pages are classified in batches
+    (:meth:`classify`: the spider's micro-batcher feeds it) and each page's
+    :class:`Verdict` (its best leaf too, which hard focus reads) is kept
+    until its links are scored. *on_classified* sees every page's features,
+    leaf and the leaf's probability (the focused crawler's online learner)."""
 
     name: ClassVar[str] = "classifier"
+    #: verdicts kept for pages whose links are not scored yet
+    KEPT = 10_000
 
-    def __init__(self, model: TaxonomyClassifier, good: Sequence[str]):
+    def __init__(
+        self, model: TaxonomyClassifier, good: Sequence[str], home: HomeSites | None = None,
+        on_classified: Callable[[str, Any, int, float], None] | None = None,
+    ):
         super().__init__()
         self.model = model
-        self.good = np.array(model.good_nodes(good))
+        self.good = model.good_nodes(good)
+        self._good_array = np.array(self.good)
+        good_nodes = set(self.good)
+        #: c* expands under hard focus when it lies in the subtree of a good node
+        self.expands = np.array(
+            [any(a in good_nodes for a in model.taxonomy.ancestors(node)) for node in range(len(model.taxonomy))]
+        )
+        self.home = home
+        self.on_classified = on_classified
+        self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+
+    def classify(self, pages: Sequence[Page]) -> list[Verdict]:
+        """Classify *pages* together; each page's verdict is kept for its links."""
+        features = self.model.features([page.text for page in pages])
+        probabilities = self.model.proba(features)
+        relevance, leaves = self.relevance_and_leaves(probabilities)
+        verdicts = []
+        for row, page in enumerate(pages):
+            leaf = int(leaves[row])
+            if self.home is not None and self.home.away(page.key):
+                verdict = Verdict(0.0, leaf, False)
+            else:
+                verdict = Verdict(float(relevance[row]), leaf, bool(self.expands[leaf]))
+            self.assume(page, verdict)
+            verdicts.append(verdict)
+            if self.on_classified is not None:  # keyed by the URL fetched: what its links carry as their parent
+                self.on_classified(page.url, features[row], leaf, float(probabilities[row, leaf]))
+        return verdicts
+
+    def relevance_and_leaves(self, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """R(p) and the best leaf c* of each page of these class probabilities."""
+        return probabilities[:, self._good_array].sum(axis=1), self.model.best_leaves(probabilities)
+
+    def verdict(self, page: Page) -> Verdict:
+        """The page's verdict: kept from its batch, else classified now."""
+        verdict = self._verdicts.get(page.key)
+        return verdict if verdict is not None else self.classify([page])[0]
+
+    def assume(self, page: Page, verdict: Verdict) -> None:
+        """Use *verdict* for *page* (its batch's, or when classifying it failed)."""
+        self._verdicts[page.key] = verdict
+        self._verdicts.move_to_end(page.key)
+        if len(self._verdicts) > self.KEPT:
+            self._verdicts.popitem(last=False)
+
+    batches = True
+
+    def prepare(self, pages: Sequence[Page]) -> None:
+        self.classify(pages)
+
+    def prepare_failed(self, page: Page) -> None:
+        """Classifying *page* failed: relevance 0, its links last."""
+        self.assume(page, Verdict(0.0, 0, expand=False))
 
     def score(self, page: Page) -> float:
-        return self.scores([page])[0]
-
-    def scores(self, pages: Sequence[Page]) -> list[float]:
-        probabilities = self.model.proba(self.model.features([page.text for page in pages]))
-        found: list[float] = probabilities[:, self.good].sum(axis=1).tolist()
-        return found
-
-    def relevances(self, pages: Sequence[Page]) -> list[float]:
-        found = self.scores(pages)
-        for page, relevance in zip(pages, found, strict=True):
-            self._count(page.key, relevance)
-        return found
+        return self.verdict(page).relevance
 
 
 class ExamplesJudge(PageJudge):
@@ -66,16 +129,3 @@ class ExamplesJudge(PageJudge):
         pages = int(self.model.report.get("unlabelled", 0))
         low, high = wilson(value * pages, pages)
         return PrecisionEstimate(value, low, high, "training (pages near the seeds)", self.tally.calls)
-
-
-class VerdictJudge(PageJudge):
-    """Verdicts another component has already reached (the focused
-    crawler's batched classifications), seen through the port."""
-
-    def __init__(self, name: str, relevance: Callable[[Page], float]):
-        super().__init__()
-        self.name = name  # type: ignore[misc]
-        self._relevance = relevance
-
-    def score(self, page: Page) -> float:
-        return self._relevance(page)

@@ -27,6 +27,8 @@ from scipy.sparse import csr_matrix, hstack, vstack
 from crawlproject.judges.base import PageJudge
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sklearn.feature_extraction.text import HashingVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -48,6 +50,7 @@ class LabelTaughtJudge(PageJudge):
         self.base = base
         self.name = f"{base.name}+labels"  # type: ignore[misc]
         self.threshold = base.threshold
+        self.batches = base.batches  # the wrapped judge's, for the spider's micro-batcher
         self.analyzer = analyzer
         self._vectorizer: HashingVectorizer | None = None
         #: recent fetched pages: key → (text, the wrapped judge's relevance); vectorised only when asked
@@ -57,6 +60,12 @@ class LabelTaughtJudge(PageJudge):
         self.model: LogisticRegression | None = None
 
     # -- the port -----------------------------------------------------------------------
+
+    def prepare(self, pages: Sequence[Page]) -> None:
+        self.base.prepare(pages)
+
+    def prepare_failed(self, page: Page) -> None:
+        self.base.prepare_failed(page)
 
     @property
     def vectorizer(self) -> HashingVectorizer:

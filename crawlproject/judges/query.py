@@ -146,3 +146,18 @@ class IndexQueryJudge(PageJudge):
 
     def score(self, page: Page) -> float:
         return cosine(self.query, self.idf.weigh(page.vector(self.analyzer)))
+
+
+class AnyTermJudge(PageJudge):
+    """Fish-Search's binary relevance (Fish-Search's own judge): 1 if the
+    page shares any term with the query, else 0."""
+
+    name = "any-term"
+
+    def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer):
+        super().__init__()
+        self.query, self.analyzer = query, analyzer
+
+    def score(self, page: Page) -> float:
+        terms = page.vector(self.analyzer)
+        return 1.0 if any(term in terms for term in self.query) else 0.0

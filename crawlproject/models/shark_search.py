@@ -10,10 +10,14 @@ features (models.link_prior):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from crawlproject.config import DEFAULTS
+from crawlproject.web import meta as keys
+from crawlproject.web.text import cosine
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,28 @@ class SharkParameters:
         if relevance > 0:
             return self.delta * relevance, self.depth
         return self.delta * parent_inherited, parent_budget - 1
+
+    def inherit(self, relevance: float, meta: Mapping[str, Any]) -> tuple[float, int]:
+        """:meth:`inheritance` of a fetched page of *relevance*, its own
+        link's inherited(url) and budget read from its request *meta*."""
+        return self.inheritance(
+            relevance, float(meta.get(keys.INHERITED, 0.0)), int(meta.get(keys.DEPTH_BUDGET, self.depth))
+        )
+
+    def child_meta(self, relevance: float, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """What every link of such a page carries to its own page: its
+        inherited(url) and depth budget."""
+        inherited, depth = self.inherit(relevance, meta)
+        return {keys.INHERITED: inherited, keys.DEPTH_BUDGET: depth}
+
+    def query_neighborhood(
+        self, query: Mapping[str, float], anchor: Mapping[str, float], context: Mapping[str, float],
+    ) -> float:
+        """neighborhood(url) from the query's and the link's anchor and
+        context term vectors (0 without a query: a model's topic)."""
+        if not query:
+            return 0.0
+        return self.neighborhood(cosine(query, anchor), partial(cosine, query, context))
 
     def neighborhood(self, anchor_sim: float, context_sim: Callable[[], float]) -> float:
         """β·anchor(url) + (1−β)·context(url); *context_sim* is asked only

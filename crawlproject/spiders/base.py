@@ -47,18 +47,20 @@ from crawlproject.spiders.batching import MicroBatcher
 from crawlproject.spiders.seeds import RedisSeedsMixin
 from crawlproject.spiders.sitemaps import SitemapsMixin
 from crawlproject.strategies.base import CrawlStrategy, Topic
-from crawlproject.strategies.factory import build_strategy
+from crawlproject.strategies.factory import Focus, build_focus
 from crawlproject.web import meta as keys
 from crawlproject.web.page import Page, page_key
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterator, Sequence
     from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
+
+    from crawlproject.judges.base import PageJudge
 
 
 #: Scrapy queue settings that make equal scores pop first-in first-out.
@@ -133,7 +135,10 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     good: tuple[str, ...] | str = ()
     #: Which hosts the crawl may go to (crawlproject.policy.scope), from its seeds.
     crawl_scope: CrawlScope = CrawlScope()
+    #: the crawl's scoring: its judge and its link scorer (crawlproject.strategies.factory)
+    focus: Focus
     strategy: CrawlStrategy
+    judge: PageJudge | None
     max_links_per_page = 0
     near_duplicates: NearDuplicates | None = None
 
@@ -196,7 +201,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                 "(one URL per line), give the spider class seeds or start_urls, or a Redis list "
                 "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
             )
-        spider.strategy = build_strategy(crawler, spider._topic(), cls.strategy_class, spider._strategy_argument)
+        spider.focus = build_focus(crawler, spider._topic(), cls.strategy_class, spider._strategy_argument)
+        spider.strategy, spider.judge = spider.focus.strategy, spider.focus.judge
         crawler.signals.connect(spider._fetching, signals.request_reached_downloader)
         spider._batch_classifications(crawler)
         spider._check_seeds_reachable(crawler)
@@ -218,16 +224,25 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     def _topic(self) -> Topic:
         return Topic(query=self.query, model=self.model_path, good=self.good_categories)
 
-    #: Pages classified in micro-batches (a strategy that classifies a batch
-    #: at once: the focused crawler): a callback awaits its page's verdict
-    #: while the downloader keeps fetching.
+    #: Pages judged in micro-batches (a judge that judges several at once:
+    #: a classifier): a callback awaits its page's verdict while the
+    #: downloader keeps fetching.
     batcher: MicroBatcher[Page, Any] | None = None
 
     def _batch_classifications(self, crawler: Crawler) -> None:
-        classify = getattr(self.strategy, "classify", None)
-        if not callable(classify):
+        judge = self.judge
+        if judge is None or not judge.batches:
             return
         settings = crawler.settings
+
+        def classify(pages: Sequence[Page]) -> list[None]:
+            judge.prepare(pages)
+            stats = crawler.stats  # set once the crawl runs
+            assert stats is not None
+            stats.inc_value("focus/classify/pages", len(pages))
+            stats.inc_value("focus/classify/batches")
+            return [None] * len(pages)
+
         self.batcher = MicroBatcher(
             classify,
             max_size=config.get_int(settings, "FOCUS_CLASSIFY_BATCH"),
@@ -281,7 +296,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                         "Classifying %s failed; further failures are counted in focus/classify/errors", page.url,
                     )
                 stats.inc_value("focus/classify/errors")
-                self.strategy.classify_failed(page)  # type: ignore[attr-defined]
+                if self.judge is not None:
+                    self.judge.prepare_failed(page)
         for output in self._outputs(response, page):
             yield output
 
@@ -300,15 +316,14 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         """The page's item, then a scored Request per link to follow."""
         ok = 200 <= response.status < 300
         copy_of = self._near_duplicate_of(page) if ok else None
-        relevance = self.strategy.page_relevance(page) if ok else None
+        relevance = self.focus.arrive(page) if ok else None
         if not ok:
             self.strategy.dead_end(page.key, page.meta, response.status)
         links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original
         follow = links if self.follow_links else []
         scores = self.strategy.score_links(page, relevance) if links else []
         if not self._recorded_before_a_kill(page.key):
-            judge = getattr(self.strategy, "judge", None)
-            relevant = judge.calls(relevance) if judge is not None and relevance is not None else None
+            relevant = self.focus.relevant(relevance)
             item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order), relevant)
             if copy_of is not None:
                 item["near_duplicate_of"] = copy_of

@@ -1,8 +1,10 @@
 """The strategy contract: scoring, kept apart from queueing (STYLE §4).
 
 A strategy is the link scorer of the three ports (crawlproject.strategies.ports):
-it sees each fetched page once, with its judge's relevance, and returns a
-score for each of its outlinks; the frontier orders by those scores. What it
+it sees each fetched page once, with the crawl's judge's relevance (it never
+judges a page itself: the judge is another port, chosen apart by
+``FOCUS_JUDGE``), and returns a score for each of its outlinks; the
+frontier orders by those scores. What it
 may ask of the queue goes through the frontier port it was built with, so
 every strategy plugs into every frontier backend, and runs in a test with
 no crawl at all.
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Self
 
-    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from crawlproject.judges.base import PageJudge
@@ -69,13 +70,13 @@ class Topic:
 @dataclass(frozen=True)
 class BuildContext:
     """What the strategy factory (crawlproject.strategies.factory) hands a
-    strategy class to build one: the settings, the topic, the frontier port,
-    the judge (when the class asks for one) and the crawl's scope."""
+    strategy class to build one: the settings, the topic, the frontier port
+    and the crawl's scope (never the judge: a strategy scores links from the
+    verdicts it is handed)."""
 
     settings: BaseSettings
     topic: Topic
     frontier: FrontierPort
-    judge: PageJudge | None = None
     #: the spider's seed URLs (None until the spider exists): a home of seeds' sites reads them
     seeds: Callable[[], Iterable[str] | None] = lambda: None
     #: the spider's scope (None until the spider exists, or unbounded): the path oracle's paths stay in it
@@ -101,33 +102,35 @@ class CrawlStrategy(ABC):
     name: ClassVar[str]
     #: Whether the strategy ignores scores (a FIFO frontier serves it exactly).
     blind: ClassVar[bool] = False
-    #: Whether the factory builds it a page judge from the settings and the
-    #: topic (crawlproject.judges); the others judge pages their own way.
+    #: Whether its scores are made of the pages' verdicts: a crawl with it
+    #: needs a judge (a topic: a query or a model); the others take one
+    #: only when the topic names one (their items then carry verdicts).
     needs_judge: ClassVar[bool] = False
 
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, frontier: FrontierPort | None = None):
         self.topic = topic
         self.analyzer = analyzer
         self.frontier: FrontierPort = frontier if frontier is not None else DetachedFrontier()
-        self.judge: PageJudge | None = None
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
         """A strategy of these settings (the factory calls it)."""
         return cls(context.topic, context.analyzer(), context.frontier)
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, topic: Topic) -> Self:
-        """This strategy for a crawl, built by the one factory."""
-        from crawlproject.strategies.factory import build_strategy
 
-        return build_strategy(crawler, topic, cls)  # type: ignore[return-value]
+    def own_judge(self) -> PageJudge | None:
+        """The judge of the model this strategy was built with (a context
+        graph's, a link-value model's, a taxonomy classifier's, the labels'
+        for an oracle): ``FOCUS_JUDGE=auto`` judges the crawl with it. None:
+        the topic's judge (crawlproject.judges.judge_from_settings)."""
+        return None
 
-    def page_relevance(self, page: Page) -> float | None:
-        """How relevant *page* is, in [0, 1] — its judge's verdict — or
-        ``None`` for a blind strategy. Called once per fetched page, before
-        :meth:`score_links`."""
-        return self.judge.relevance(page) if self.judge is not None else None
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
+        """The learning hook: *page* was fetched and judged *relevance* (None
+        without a judge). Called once per fetched page, before
+        :meth:`score_links`; a strategy that learns from verdicts (where
+        links lead, which agent earns) learns here."""
+        return None
 
     @abstractmethod
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
@@ -155,19 +158,13 @@ class CrawlStrategy(ABC):
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
         """The user says the fetched page *key* is (not) relevant (the
-        dashboard's labels): the judge takes it in (and counts it for its
-        precision); a strategy that learns links too overrides this."""
-        return {"judge": self.judge.label(key, relevant)} if self.judge is not None else {"learnt": False}
+        dashboard's labels; the judge has taken it in already): a strategy
+        that learns where links lead learns it too, and says what it did."""
+        return {}
 
     def describe_learning(self) -> dict[str, Any]:
         """What the strategy has learnt so far, for a person (the dashboard)."""
         return {}
-
-    def describe_judge(self) -> dict[str, Any] | None:
-        """The judge, its estimated precision and its questions (dashboard)."""
-        if self.judge is None:
-            return None
-        return {**self.judge.describe(), "questions": self.judge.questions(5)}
 
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Called once per fetched page after its links were scored, for

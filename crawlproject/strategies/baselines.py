@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import is_relevant, load_labels, parse_categories
+from crawlproject.judges.models import OracleJudge
 from crawlproject.policy.scope import CrawlScope
 from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.web.text import TermAnalyzer
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from scrapy.settings import BaseSettings
 
+    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
@@ -79,15 +81,15 @@ class OneStepOracleStrategy(CrawlStrategy):
         urls = {url for url, category in labels.items() if is_relevant(category, relevant)}
         return cls(context.topic, TermAnalyzer(stem=False), urls, context.frontier)
 
-    def page_relevance(self, page: Page) -> float:
-        return 1.0 if page.key in self.relevant_urls else 0.0
+    def own_judge(self) -> PageJudge:
+        return OracleJudge(self.relevant_urls)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         relevant = self.relevant_urls
         return [1.0 if link.key in relevant else 0.0 for link in page.links]
 
 
-class PathOracleStrategy(OneStepOracleStrategy):
+class PathOracleStrategy(CrawlStrategy):
     name = "path-oracle"
 
     def __init__(
@@ -99,7 +101,8 @@ class PathOracleStrategy(OneStepOracleStrategy):
         frontier: FrontierPort | None = None,
         scope: Callable[[], CrawlScope | None] = lambda: None,
     ):
-        super().__init__(topic, analyzer, relevant_urls, frontier)
+        super().__init__(topic, analyzer, frontier)
+        self.relevant_urls = relevant_urls
         self.inlinks = inlinks
         self.scope = scope
         self.unfetched_relevant = set(relevant_urls) & set(inlinks)
@@ -154,12 +157,14 @@ class PathOracleStrategy(OneStepOracleStrategy):
             self._scope_cache = (sites, {url for url in self.inlinks if scope.allows(url)})
         return self._scope_cache[1]
 
-    def page_relevance(self, page: Page) -> float:
-        url = page.key
-        if url in self.unfetched_relevant:
-            self.unfetched_relevant.discard(url)
+    def own_judge(self) -> PageJudge:
+        return OracleJudge(self.relevant_urls)
+
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
+        """A relevant page fetched: the distances to those left change."""
+        if page.key in self.unfetched_relevant:
+            self.unfetched_relevant.discard(page.key)
             self._stale = True
-        return 1.0 if url in self.relevant_urls else 0.0
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         if not self._scope_seen:

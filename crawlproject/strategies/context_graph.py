@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawlproject.config import SettingsError
+from crawlproject.judges.models import ContextGraphJudge
 from crawlproject.models.context_graph import ContextGraphModel, Placement
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.policy.scope import HomeSites
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
+    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
@@ -40,7 +42,6 @@ class ContextGraphStrategy(CrawlStrategy):
         super().__init__(topic, analyzer, frontier)
         self.model = model
         self.home = home or HomeSites()
-        self._last: tuple[str, Placement | None] = ("", None)  # the page just placed
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -52,16 +53,12 @@ class ContextGraphStrategy(CrawlStrategy):
         home = HomeSites.of_model(model, context.settings, context.seeds)
         return cls(context.topic, TermAnalyzer(stem=True), model, home, context.frontier)
 
-    def page_relevance(self, page: Page) -> float:
-        """Pr(layer 0 | page); the page's layer is kept for its links."""
-        placement = self._place(page)
-        self._last = (page.key, placement)
-        return placement.target
+    def own_judge(self) -> PageJudge:
+        """Pr(layer 0 | page): how much a page looks like the targets."""
+        return ContextGraphJudge(self.model, self.home)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        key, placement = self._last
-        if key != page.key or placement is None:
-            placement = self._place(page)
+        placement = self._place(page)
         confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
         at_home = -placement.layer + confidence
         return [-self.model.other if self.home.away(link.key) else at_home for link in page.links]
@@ -70,4 +67,4 @@ class ContextGraphStrategy(CrawlStrategy):
         self.home.note(page)
         if self.home.away(page.key):
             return Placement(self.model.other, 0.0, 0.0)
-        return self.model.place([page.text])[0]
+        return self.model.place_page(page.text)  # placed once, whether the judge or this asks first

@@ -27,14 +27,17 @@ R(p) = Σ_{c ∈ good} Pr(c|p).
   every link at home (its page is known to be worth 0); the distiller does
   not raise such links, nor does re-scoring after learning.
 
-Pages are classified in batches (:meth:`FocusedCrawlStrategy.classify`); the
-``focused`` spider feeds it through a micro-batcher.
+Pages are classified in batches by the strategy's classifier
+(crawlproject.judges.classifier.ClassifierJudge, the crawl's judge unless
+FOCUS_JUDGE names another); the spider feeds it through a micro-batcher.
+With another judge, soft focus and the link learner read that judge's
+verdicts, and hard focus still expands by the classifier's best leaf.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +48,7 @@ from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import parse_categories
 from crawlproject.judges import model_good
-from crawlproject.judges.classifier import VerdictJudge
+from crawlproject.judges.classifier import ClassifierJudge
 from crawlproject.models.distiller import Distiller
 from crawlproject.models.online import OnlineLearner
 from crawlproject.models.taxonomy import TaxonomyError
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
+    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page, Promotion
@@ -69,14 +73,6 @@ logger = logging.getLogger(__name__)
 #: The score of a link that leaves a site-bound topic's home: below every
 #: link at home (soft focus: R ∈ [0, 1]; hard focus's reserve: R − 1 ∈ [−1, 0]).
 AWAY = -2.0
-
-
-
-@dataclass(frozen=True)
-class Verdict:
-    relevance: float  # R(p)
-    leaf: int  # the best leaf c*
-    expand: bool  # hard focus: c* or an ancestor is good
 
 
 class FocusedCrawlStrategy(CrawlStrategy):
@@ -103,14 +99,12 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self.distiller = distiller
         self.learner = learner
         self.home = home or HomeSites()
-        self.good = model.good_nodes(topic.good)
-        self._good_array = np.array(self.good)
-        # c* expands under hard focus when it lies in the subtree of a good node.
-        good = set(self.good)
-        self._expands = np.array(
-            [any(a in good for a in model.taxonomy.ancestors(node)) for node in range(len(model.taxonomy))]
+        #: the taxonomy classifier's verdicts (R(p), c*), batched: hard focus and
+        #: the distiller read them, and FOCUS_JUDGE=auto judges the crawl with it
+        self.classifier = ClassifierJudge(
+            model, topic.good, self.home, learner.add if learner is not None else None,
         )
-        self._verdicts: dict[str, Verdict] = {}
+        self.good = self.classifier.good
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -152,13 +146,13 @@ class FocusedCrawlStrategy(CrawlStrategy):
         good = parse_categories(",".join(good), model.taxonomy.paths)  # a name with a comma, split, made whole
         topic = replace(topic, model=model_path, good=good)  # from settings when not arguments
         analyzer = TermAnalyzer(stem=model.settings.stem)
+        links = LinkLearnerStrategy.from_settings(replace(context, topic=topic)) if mode == "learn" else None
         try:
-            strategy = cls(topic, analyzer, model, mode == "hard", reserve, distiller, learner, context.frontier, home)
+            strategy = cls(
+                topic, analyzer, model, mode == "hard", reserve, distiller, learner, context.frontier, home, links,
+            )
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
-        strategy.judge = VerdictJudge("classifier", strategy.classified_relevance)
-        if mode == "learn":
-            strategy.links = LinkLearnerStrategy.with_judge(replace(context, topic=topic), strategy.judge)
         strategy.state = state
         if state is not None:
             context.frontier.on_close(strategy.save_state)
@@ -175,52 +169,17 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if self.distiller is not None:
             self.state.save_distiller(self.distiller)
 
-    # -- classification (batched) -------------------------------------------------
+    def own_judge(self) -> PageJudge:
+        """R(p) of the taxonomy classifier, 0 away from home."""
+        return self.classifier
 
-    def classify(self, pages: Sequence[Page]) -> list[Verdict]:
-        """Classify *pages* together; each page's verdict is kept for its links."""
-        model = self.model
-        features = model.features([page.text for page in pages])
-        probabilities = model.proba(features)
-        relevance, leaves = self._relevance_and_leaves(probabilities)
-        verdicts = []
-        for row, page in enumerate(pages):
-            leaf = int(leaves[row])
-            if self.home.away(page.key):
-                verdict = Verdict(0.0, leaf, False)
-            else:
-                verdict = Verdict(float(relevance[row]), leaf, bool(self._expands[leaf]))
-            self._verdicts[page.key] = verdict
-            verdicts.append(verdict)
-            if self.learner is not None:
-                # keyed by the URL fetched: what its links carry as their parent
-                self.learner.add(page.url, features[row], leaf, float(probabilities[row, leaf]))
-        self.frontier.inc("focus/classify/pages", len(pages))
-        self.frontier.inc("focus/classify/batches")
-        return verdicts
-
-    def _relevance_and_leaves(self, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """R(p) = Σ_{c ∈ good} Pr(c|p) (SPEC §2) and the best leaf c* of each page."""
-        return probabilities[:, self._good_array].sum(axis=1), self.model.best_leaves(probabilities)
-
-    def _verdict(self, page: Page) -> Verdict:
-        verdict = self._verdicts.get(page.key)
-        return verdict if verdict is not None else self.classify([page])[0]
-
-    def classified_relevance(self, page: Page) -> float:
-        """R(p) of the classifier, 0 away from home."""
-        return self._verdict(page).relevance
-
-    def page_relevance(self, page: Page) -> float:
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
         if self.links is not None:
-            return self.links.page_relevance(page)  # the verdict, and the link that led here learns it
-        if self.judge is not None:
-            return self.judge.relevance(page)  # the verdict, counted by the judge
-        return self._verdict(page).relevance
+            self.links.page_arrived(page, relevance)  # the link that led here learns the verdict
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
-        """A user's label reaches the link learner (learn mode), or the judge."""
-        return self.links.user_label(key, relevant) if self.links is not None else super().user_label(key, relevant)
+        """A user's label reaches the link learner (learn mode)."""
+        return self.links.user_label(key, relevant) if self.links is not None else {}
 
     def describe_learning(self) -> dict[str, Any]:
         return self.links.describe_learning() if self.links is not None else {"kind": "focused", "mode": "soft/hard"}
@@ -233,24 +192,19 @@ class FocusedCrawlStrategy(CrawlStrategy):
         if self.links is not None:
             self.links.dead_end(key, meta, status)
 
-    def assume(self, page: Page, verdict: Verdict) -> None:
-        """Use *verdict* for *page* (when classifying it failed)."""
-        self._verdicts[page.key] = verdict
-
-    def classify_failed(self, page: Page) -> None:
-        """Classifying *page* failed: relevance 0, its links last."""
-        self.assume(page, Verdict(0.0, 0, expand=False))
+    def fetching(self, key: str) -> None:
+        if self.links is not None:
+            self.links.fetching(key)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
-        verdict = self._verdict(page)
         if self.links is not None:
-            scores = self.links.score_links(page, verdict.relevance)
+            scores = self.links.score_links(page, relevance)
             return [AWAY if self.home.away(link.key) else score for link, score in zip(page.links, scores, strict=True)]
-        score: float | None = verdict.relevance
-        if self.hard and not verdict.expand and not page.meta.get(keys.SEED):
+        score: float | None = relevance or 0.0
+        if self.hard and not page.meta.get(keys.SEED) and not self.classifier.verdict(page).expand:
             if self.reserve:
                 self.frontier.inc("focus/hard/reserved_pages")
-                score = verdict.relevance - 1.0
+                score = (relevance or 0.0) - 1.0
             else:
                 self.frontier.inc("focus/hard/pruned_pages")
                 return [None] * len(page.links)
@@ -261,7 +215,6 @@ class FocusedCrawlStrategy(CrawlStrategy):
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Feeds the distiller and the learner; returns what the distiller
         wants raised when it ran."""
-        self._verdicts.pop(page.key, None)
         if relevance is None:
             return []
         if self.links is not None:
@@ -295,13 +248,13 @@ class FocusedCrawlStrategy(CrawlStrategy):
         self.frontier.set("focus/learning/reclassified", self.learner.reclassified)
         if self.state is not None:
             self.state.save_learner(self.learner)  # as often as it re-scores: amortised
-        relevance, leaves = self._relevance_and_leaves(probabilities)
+        relevance, leaves = self.classifier.relevance_and_leaves(probabilities)
         away = np.zeros(len(relevance), dtype=bool)
         if self.home.sites():  # no home, nothing is away: no URL to look at
             away = np.array([self.home.away(url) for url in self.learner.urls], dtype=bool)
             relevance[away] = 0.0
         if self.hard:  # a parent no longer classified good drops below the rest
-            relevance -= ~self._expands[leaves] | away
+            relevance -= ~self.classifier.expands[leaves] | away
         new_relevance = dict(zip(self.learner.urls, relevance.tolist(), strict=True))
 
         def scorer(url: str, score: float, meta: dict[str, Any] | None) -> float:

@@ -50,8 +50,7 @@ import numpy as np
 from crawlproject import config
 from crawlproject.config import DEFAULTS
 from crawlproject.policy.scope import HomeSites
-from crawlproject.strategies.base import RecentMemory
-from crawlproject.strategies.best_first import BestFirstStrategy
+from crawlproject.strategies.base import CrawlStrategy, RecentMemory
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
 
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Self
 
-    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
@@ -117,8 +115,9 @@ class Agent:
         return Agent(agent_id, keywords, hidden, self.output + rng.normal(0, 0.05, self.output.shape))
 
 
-class InfoSpidersStrategy(BestFirstStrategy):
+class InfoSpidersStrategy(CrawlStrategy):
     name = "infospiders"
+    needs_judge = True  # sim(q, page): an agent's energy
 
     def __init__(
         self,
@@ -135,9 +134,9 @@ class InfoSpidersStrategy(BestFirstStrategy):
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
         home: HomeSites | None = None,
-        judge: PageJudge | None = None,
     ):
-        super().__init__(topic, analyzer, frontier, judge)
+        super().__init__(topic, analyzer, frontier)
+        self.query_vector = analyzer.vector(topic.query)
         self.max_agents, self.alpha, self.beta = max_agents, alpha, beta
         self.hidden_units, self.learning_rate = hidden_units, learning_rate
         self.context_words = context_words
@@ -171,7 +170,6 @@ class InfoSpidersStrategy(BestFirstStrategy):
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
             home=HomeSites.from_settings(settings),
-            judge=context.judge,
         )
 
     # -- the page arrives --------------------------------------------------------
@@ -191,20 +189,23 @@ class InfoSpidersStrategy(BestFirstStrategy):
             return max(self.living(), key=lambda a: a.energy)  # an orphaned link: the richest adopts it
         return owner
 
-    def page_relevance(self, page: Page) -> float:
-        """sim(q, page); and the page's arrival in the population: the net of
-        the agent that chose its link learns, the agent gains and pays energy,
-        reproduces or dies (every fetched page, with links or not)."""
-        sim = 0.0 if self.home.away(page.key) else super().page_relevance(page)
+    def _similarity(self, page: Page, relevance: float | None) -> float:
+        """sim(q, page): the judge's verdict, 0 away from home."""
+        return 0.0 if relevance is None or self.home.away(page.key) else relevance
+
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
+        """The page's arrival in the population: the net of the agent that
+        chose its link learns, the agent gains and pays energy, reproduces
+        or dies (every fetched page, with links or not)."""
+        sim = self._similarity(page, relevance)
         self._learn(page, sim)
         agent = self._live(self._agent_of(page), page, sim)
         self._current = (page.key, agent.id)
         self.frontier.set("focus/infospiders/alive", len(self.living()))
-        return sim
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        sim = relevance if relevance is not None else self.page_relevance(page)
-        agent = self.agents[self._links_agent(page)]
+        sim = self._similarity(page, relevance)
+        agent = self.agents[self._links_agent(page, relevance)]
         scores = []
         for link in page.links:
             if self.home.away(link.key):  # worth 0 when it arrives: nothing to predict
@@ -219,15 +220,14 @@ class InfoSpidersStrategy(BestFirstStrategy):
         return scores
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
-        return {keys.AGENT: self._links_agent(page)}
+        return {keys.AGENT: self._links_agent(page, relevance)}
 
-    def _links_agent(self, page: Page) -> int:
-        """The agent the links of *page* go to (set when the page arrived)."""
-        key, agent_id = self._current
-        if key != page.key:
-            self.page_relevance(page)
-            key, agent_id = self._current
-        return agent_id
+    def _links_agent(self, page: Page, relevance: float | None) -> int:
+        """The agent the links of *page* go to (set when the page arrived;
+        a page whose links are scored without arriving arrives now)."""
+        if self._current[0] != page.key:
+            self.page_arrived(page, relevance)
+        return self._current[1]
 
     def _gumbel(self) -> float:
         return -math.log(-math.log(self.noise.random() or 1e-300))

@@ -55,8 +55,9 @@ from crawlproject.models.link_prior import (
     shipped_prior,
 )
 from crawlproject.models.modelfile import ModelError
-from crawlproject.strategies.base import RecentMemory
-from crawlproject.strategies.shark_search import SharkSearchStrategy
+from crawlproject.models.shark_search import SharkParameters
+from crawlproject.strategies.base import CrawlStrategy, RecentMemory
+from crawlproject.strategies.shark_search import shark_settings
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ if TYPE_CHECKING:
     from typing import Self
 
     from crawlproject.distributed.experience import SharedExperience
-    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
@@ -87,15 +87,14 @@ def prior_from_setting(value: str) -> LinkPrior | None:
         raise SettingsError(f"FOCUS_LEARNER_PRIOR: {exc}") from None
 
 
-class LinkLearnerStrategy(SharkSearchStrategy):
+class LinkLearnerStrategy(CrawlStrategy):
     name = "link-learner"
-    judge: PageJudge
+    needs_judge = True  # the verdicts it learns from
 
     def __init__(
         self,
         topic: Topic,
         analyzer: TermAnalyzer,
-        judge: PageJudge,
         learner: LinkLearner | None = None,
         explore: float = DEFAULTS["FOCUS_LEARNER_EXPLORE"],
         seed: int = DEFAULTS["FOCUS_RANDOM_SEED"],
@@ -108,11 +107,19 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         frontier: FrontierPort | None = None,
         prior: LinkPrior | None = None,
-        **shark: Any,
+        gamma: float = DEFAULTS["FOCUS_SHARK_GAMMA"],
+        delta: float = DEFAULTS["FOCUS_SHARK_DELTA"],
+        beta: float = DEFAULTS["FOCUS_SHARK_BETA"],
+        depth: int = DEFAULTS["FOCUS_SHARK_DEPTH"],
+        context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
     ):
+        super().__init__(topic, analyzer, frontier)
+        #: SharkSearch's formula, the prior (crawlproject.models.shark_search)
+        self.shark = SharkParameters(gamma, delta, beta, depth)
+        self.context_words = context_words
         # SharkSearch's anchor and context terms, when there is a query: a
         # classifier topic without one has no neighbourhood, only inheritance.
-        super().__init__(topic, analyzer, **shark, frontier=frontier, judge=judge)
+        self.query_vector = analyzer.vector(topic.query)
         self.learner = learner or LinkLearner()
         #: the link model learnt across topics (FOCUS_LEARNER_PRIOR); None: SharkSearch's score
         self.prior = prior
@@ -160,12 +167,6 @@ class LinkLearnerStrategy(SharkSearchStrategy):
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
-        assert context.judge is not None, "the factory builds the link learner's judge"
-        return cls.with_judge(context, context.judge)
-
-    @classmethod
-    def with_judge(cls, context: BuildContext, judge: PageJudge) -> Self:
-        """A link learner of these settings, judging pages by *judge*."""
         settings = context.settings
         learner = LinkLearner(
             rate=config.get_float(settings, "FOCUS_LEARNER_RATE"),
@@ -173,7 +174,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             history_strength=config.get_float(settings, "FOCUS_LEARNER_STRENGTH"),
         )
         strategy = cls(
-            context.topic, context.analyzer(), judge, learner,
+            context.topic, context.analyzer(), learner,
             explore=config.get_float(settings, "FOCUS_LEARNER_EXPLORE"),
             seed=config.get_int(settings, "FOCUS_RANDOM_SEED"),
             rescore_every=config.get_int(settings, "FOCUS_LEARNER_RESCORE_EVERY"),
@@ -185,7 +186,7 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             frontier=context.frontier,
             prior=prior_from_setting(config.get_str(settings, "FOCUS_LEARNER_PRIOR")),
-            **cls.parameters(settings),
+            **shark_settings(settings),
         )
         context.frontier.on_close(strategy.report)
         jobdir = job_dir(settings)
@@ -226,11 +227,9 @@ class LinkLearnerStrategy(SharkSearchStrategy):
 
     # -- verdicts -------------------------------------------------------------------
 
-    def page_relevance(self, page: Page) -> float:
-        """The judge's verdict; the link that led here learns it."""
-        relevance = self.judge.relevance(page)
-        self._learn(page.key, relevance)
-        return relevance
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
+        """The link that led here learns the page's verdict."""
+        self._learn(page.key, relevance or 0.0)
 
     def dead_end(self, key: str, meta: Mapping[str, Any], status: int | None) -> None:
         self._learn(key, None)
@@ -314,10 +313,9 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         label in the path history and learnt once more by the corrections;
         its siblings are re-scored now, the rest of the queue with the next
         periodic re-score."""
-        judged = self.judge.label(key, relevant)
         remembered = self.fetched.get(key)
         if remembered is None:
-            return {"learnt": False, "judge": judged,
+            return {"learnt": False,
                     "why": "the link learner does not remember this page (a seed, or long ago)"}
         features, verdict = remembered
         label = 1.0 if relevant else 0.0
@@ -328,14 +326,14 @@ class LinkLearnerStrategy(SharkSearchStrategy):
         moved = self._rescore_siblings(features.cells[-2:])
         self._since_rescore = max(self._since_rescore, self.rescore_every - 1)  # the whole queue soon
         self.frontier.inc("focus/learner/user_labels")
-        return {"learnt": True, "judge": judged, "verdict_was": round(verdict, 3), "label": label,
+        return {"learnt": True, "verdict_was": round(verdict, 3), "label": label,
                 "sibling_estimate": [round(before, 4), round(after, 4)], "links_rescored": moved}
 
     def describe_learning(self) -> dict[str, Any]:
         learner = self.learner
         history = learner.history
         return {
-            "kind": "link learner", "judge": self.judge.name, "examples": learner.learned,
+            "kind": "link learner", "examples": learner.learned,
             "dead_ends": learner.dead_ends, "rescores": self._rescores,
             "trust": {"relevance": round(learner.relevance.trust, 3), "alive": round(learner.alive.trust, 3)},
             "relevance_per_prior": round(history.scale, 4), "alive_rate": round(history.alive_rate, 4),
@@ -369,9 +367,13 @@ class LinkLearnerStrategy(SharkSearchStrategy):
 
     # -- scores ---------------------------------------------------------------------
 
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
+        """SharkSearch's inheritance and depth budget, handed down for the prior."""
+        return self.shark.child_meta(relevance or 0.0, page.meta)
+
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
-        sim = relevance if relevance is not None else self.page_relevance(page)
-        inherited, depth = self._inheritance(page, sim)
+        sim = relevance or 0.0
+        inherited, depth = self.shark.inherit(sim, page.meta)
         described = []
         for link in page.links:
             context = page.link_context(link, self.context_words)
@@ -383,7 +385,8 @@ class LinkLearnerStrategy(SharkSearchStrategy):
             priors = self.prior.predict(rows).tolist()
         else:  # SharkSearch's score; 0 past its depth budget (queued last, followed when learning raises it)
             priors = [
-                self.shark.score(inherited, self.neighborhood(Counter(a), Counter(c))) if depth > 0 else 0.0
+                self.shark.score(inherited, self.shark.query_neighborhood(self.query_vector, Counter(a), Counter(c)))
+                if depth > 0 else 0.0
                 for _, a, c in described
             ]
         features = self.learner.featurizer.featurize_many(

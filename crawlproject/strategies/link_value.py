@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.judges.models import LinkValueJudge
 from crawlproject.models.link_value import LinkValueModel
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.policy.scope import HomeSites
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Self
 
+    from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
@@ -125,23 +127,21 @@ class LinkValueStrategy(CrawlStrategy):
         home = HomeSites.of_model(model, settings, context.seeds)
         return cls(topic, TermAnalyzer(stem=True), model, online, memory, context.frontier, siblings, home)
 
-    def page_relevance(self, page: Page) -> float:
-        """Pr(target | page) by the model's page classifier: the reward. A
-        page without links teaches its link here (nothing lies beyond it);
-        one with links, once they are valued (:meth:`score_links`)."""
+    def own_judge(self) -> PageJudge:
+        """Pr(target | page) by the model's page classifier: the reward."""
+        return LinkValueJudge(self.model, self.analyzer)
+
+    def page_arrived(self, page: Page, relevance: float | None) -> None:
+        """The page's verdict is its link's reward: a page without links
+        teaches its link now (nothing lies beyond it); one with links, once
+        they are valued (:meth:`score_links`)."""
         self.home.note(page)
-        if self.analyzer.stem:  # the terms the model's classifier reads: analysed once for both
-            reward = self.model.terms_probability(page.vector(self.analyzer))
-        else:
-            reward = self.model.page_probability(page.text)
         if self.online and not page.links:
-            self._learn(page, float(reward > 0.5), 0.0)
-        return reward
+            self._learn(page, float((relevance or 0.0) > 0.5), 0.0)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        self.home.note(page)
-        reward = relevance if relevance is not None else self.page_relevance(page)
-        good = reward > 0.5
+        self.home.note(page)  # a seed's links are scored at home, arrived through the hook or not (a sitemap's)
+        good = (relevance or 0.0) > 0.5  # as likely a target as not
         window = self.model.window
         home = self.model.link_home(page.key, self.home.sites())
         tokens = []

@@ -13,7 +13,9 @@ A crawl's scoring is three pieces that meet only here (docs/architecture.md,
   queued URLs, sample their scores, count stats, act at the end. Handed to
   the strategy when it is built, so a strategy never reaches the crawler,
   the scheduler or Scrapy's signals, and runs in a test against
-  :class:`DetachedFrontier`.
+  :class:`DetachedFrontier`. Like Scrapy's ``DownloaderInterface``, which
+  holds the downloader, :class:`CrawlerFrontier` holds the crawl's
+  scheduler and calls it: no signal between them.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
-from crawlproject import signals as focus_signals
+from crawlproject.scrapy_private import scheduler_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from scrapy.crawler import Crawler
 
+    from crawlproject.frontier.scheduler import FrontierScheduler
     from crawlproject.web.page import Page
 
 
@@ -65,26 +68,36 @@ class FrontierPort(Protocol):
 
 
 class CrawlerFrontier:
-    """The frontier port of a running crawl: the scheduler answers through
-    crawlproject's signals, the stats go to Scrapy's stats collector."""
+    """The frontier port of a running crawl: it asks the crawl's frontier
+    scheduler (crawlproject.frontier.scheduler), found when asked — a crawl
+    under another scheduler (a plain Scrapy project's) has no queue to
+    re-score or sample: nothing happens, no score comes back. The stats go
+    to Scrapy's stats collector."""
 
-    def __init__(self, crawler: Crawler):
+    def __init__(self, crawler: Crawler, scheduler: FrontierScheduler | None = None):
         self._crawler = crawler
+        #: the scheduler to ask; None: the running crawl's (one opened without an engine is given)
+        self._given = scheduler
+
+    def _scheduler(self) -> FrontierScheduler | None:
+        from crawlproject.frontier.scheduler import FrontierScheduler
+
+        scheduler = self._given if self._given is not None else scheduler_of(self._crawler)  # (an empty one is falsy)
+        return scheduler if isinstance(scheduler, FrontierScheduler) else None
 
     def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
                 keys: Sequence[str] | None = None) -> None:
-        self._crawler.signals.send_catch_log(focus_signals.frontier_rescore, scorer=scorer, keys=keys)
+        scheduler = self._scheduler()
+        if scheduler is not None:
+            scheduler.rescore(scorer, keys)
 
     def sample(self, count: int) -> list[float]:
-        return self._scores(focus_signals.frontier_sample, count=count)
+        scheduler = self._scheduler()
+        return scheduler.sample_scores(count) if scheduler is not None else []
 
     def in_flight(self) -> list[float]:
-        return self._scores(focus_signals.frontier_in_flight)
-
-    def _scores(self, signal: object, **arguments: Any) -> list[float]:
-        """The scores the frontier scheduler answers *signal* with."""
-        answers = self._crawler.signals.send_catch_log(signal, **arguments)
-        return [score for _, found in answers if isinstance(found, list) for score in found]
+        scheduler = self._scheduler()
+        return scheduler.in_flight_scores() if scheduler is not None else []
 
     def inc(self, stat: str, count: int = 1) -> None:
         if self._crawler.stats is not None:

@@ -1,0 +1,67 @@
+"""Judges of the models a strategy is trained with (docs/architecture.md,
+"Three ports"): what the context graph, the link-value model and the
+labels' oracles say of a page, as page judges. A strategy built on such a
+model offers its judge (``CrawlStrategy.own_judge``); ``FOCUS_JUDGE=auto``
+takes it, any other FOCUS_JUDGE puts the query's in its place, and the
+strategy scores links the same way either way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from crawlproject.judges.base import PageJudge
+
+if TYPE_CHECKING:
+    from collections.abc import Set
+
+    from crawlproject.models.context_graph import ContextGraphModel
+    from crawlproject.models.link_value import LinkValueModel
+    from crawlproject.policy.scope import HomeSites
+    from crawlproject.web.page import Page
+    from crawlproject.web.text import TermAnalyzer
+
+
+class ContextGraphJudge(PageJudge):
+    """Pr(layer 0 | page) of a context graph (Diligenti et al. 2000): how
+    much the page looks like the targets; 0 away from a site-bound topic's home."""
+
+    name: ClassVar[str] = "context-graph"
+
+    def __init__(self, model: ContextGraphModel, home: HomeSites):
+        super().__init__()
+        self.model, self.home = model, home
+
+    def score(self, page: Page) -> float:
+        self.home.note(page)
+        return 0.0 if self.home.away(page.key) else self.model.place_page(page.text).target
+
+
+class LinkValueJudge(PageJudge):
+    """Pr(target | page) of a link-value model's page classifier (Rennie &
+    McCallum 1999): the reward its links learn."""
+
+    name: ClassVar[str] = "link-value"
+
+    def __init__(self, model: LinkValueModel, analyzer: TermAnalyzer):
+        super().__init__()
+        self.model, self.analyzer = model, analyzer
+
+    def score(self, page: Page) -> float:
+        if self.analyzer.stem:  # the terms the model's classifier reads: analysed once for the page
+            return self.model.terms_probability(page.vector(self.analyzer))
+        return self.model.page_probability(page.text)
+
+
+class OracleJudge(PageJudge):
+    """The labels themselves (SPEC §3's oracles): 1 for a page labelled
+    relevant, else 0. A ceiling to measure other judges against."""
+
+    name: ClassVar[str] = "oracle"
+
+    def __init__(self, relevant_urls: Set[str]):
+        super().__init__()
+        self.relevant_urls = relevant_urls
+
+    def score(self, page: Page) -> float:
+        return 1.0 if page.key in self.relevant_urls else 0.0

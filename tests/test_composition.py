@@ -1,0 +1,130 @@
+"""A crawl's scoring composed (issue 50 §1): one factory builds a page
+judge (``FOCUS_JUDGE``) and a link scorer (``FOCUS_STRATEGY``) apart, any
+with any; no strategy judges a page itself; each link scorer runs against a
+fake frontier port with a fixed judge."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.test import get_crawler
+
+from crawlproject.judges.base import PageJudge
+from crawlproject.judges.learning import LabelTaughtJudge
+from crawlproject.models.context_graph import ContextGraphModel
+from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
+from crawlproject.strategies import STRATEGIES, strategy_class
+from crawlproject.strategies.base import CrawlStrategy, Topic
+from crawlproject.strategies.factory import Focus, build_focus
+from crawlproject.strategies.ports import DetachedFrontier
+from crawlproject.web.page import Link, Page
+from tests.conftest import UNIVERSITY_HOMES, run_crawl
+from tests.test_lookahead import cross_site_graph, hand_graph
+from tests.test_strategies_focused import TRAINING
+
+#: strategies that need no trained model nor labels: crawled with every judge
+MODEL_FREE = ("breadth-first", "random", "best-first", "shark-search", "fish-search", "infospiders", "link-learner")
+QUERY = "course syllabus homework lecture"
+
+
+class FixedJudge(PageJudge):
+    """A judge whose verdicts the test sets (0.7 for every page)."""
+
+    name = "fixed"
+
+    def score(self, page: Page) -> float:
+        return 0.7
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A small model file for each strategy trained with one, and labels for the oracles."""
+    folder = tmp_path_factory.mktemp("models")
+    ContextGraphModel(depth=2, features=100).fit(hand_graph()).save(folder / "cg.npz")
+    LinkValueModel(gamma=0.5, horizon=3).fit(cross_site_graph()).save(folder / "lv.npz")
+    texts, categories = zip(*TRAINING, strict=True)
+    TaxonomyClassifier().fit(list(texts), list(categories)).save(folder / "taxonomy.npz")
+    (folder / "labels.tsv").write_text("url\tcategory\nhttp://u.test/cs1/\tcourse\nhttp://u.test/\tother\n")
+    return {"context-graph": str(folder / "cg.npz"), "link-value": str(folder / "lv.npz"),
+            "focused": str(folder / "taxonomy.npz"), "labels": str(folder / "labels.tsv")}
+
+
+def settings_for(name: str, models: dict[str, str], judge: str) -> dict[str, Any]:
+    settings: dict[str, Any] = {"FOCUS_JUDGE": judge, "FOCUS_LABELS": models["labels"], "FOCUS_RELEVANT": "course"}
+    if name in ("context-graph", "link-value", "focused"):
+        settings["FOCUS_MODEL"] = models[name]
+    if name == "focused":
+        settings["FOCUS_GOOD"] = "course"
+    return settings
+
+
+def page(url: str = "http://u.test/", text: str = "course syllabus homework", links: int = 3) -> Page:
+    return Page(url, text, [Link(f"{url}cs{i}/", "course cs") for i in range(links)], meta={})
+
+
+BUILDABLE = sorted(set(STRATEGIES) - {"path-oracle"})  # the path oracle reads a whole corpus (tests/test_crawl_spiders)
+
+
+@pytest.mark.parametrize("name", BUILDABLE)
+@pytest.mark.parametrize("judge", ["auto", "query", "query-tf"])
+def test_any_judge_with_any_strategy_builds_and_scores_a_page(name: str, judge: str, models: dict[str, str]) -> None:
+    focus = build_focus(get_crawler(settings_dict=settings_for(name, models, judge)), Topic(query=QUERY), named=name)
+    assert isinstance(focus.strategy, strategy_class(name))
+    own = focus.strategy.own_judge()
+    assert isinstance(focus.judge, LabelTaughtJudge)  # FOCUS_JUDGE_LABELS: the user's labels teach any judge
+    expected = {"auto": own.name if own is not None else "query-tf", "query": "query", "query-tf": "query-tf"}[judge]
+    assert focus.judge.base.name == expected
+    fetched = page()
+    relevance = focus.arrive(fetched)
+    assert relevance is not None and 0.0 <= relevance <= 1.0 and focus.relevant(relevance) in (True, False)
+    scores = focus.strategy.score_links(fetched, relevance)
+    assert len(scores) == len(fetched.links)
+    assert pickle.loads(pickle.dumps(focus.strategy.child_state(fetched, relevance))) is not None  # kept in the frontier
+
+
+def test_no_strategy_judges_pages_itself() -> None:
+    """The judge is a port of its own: a strategy class has no relevance
+    method, and a strategy built alone holds no judge."""
+    for name in STRATEGIES:
+        chosen = strategy_class(name)
+        assert not hasattr(chosen, "page_relevance") and "judge" not in vars(chosen), name
+
+
+@pytest.mark.parametrize("name", BUILDABLE)
+def test_each_link_scorer_runs_against_a_fake_frontier_port_with_a_fixed_judge(
+    name: str, models: dict[str, str],
+) -> None:
+    from crawlproject.strategies.base import BuildContext
+
+    frontier = DetachedFrontier({"http://u.test/queued/": (0.5, {})})
+    context = BuildContext(get_crawler(settings_dict=settings_for(name, models, "auto")).settings,
+                           Topic(query=QUERY), frontier)
+    strategy: CrawlStrategy = strategy_class(name).from_settings(context)
+    focus = Focus(FixedJudge(), strategy)
+    for n in range(30):  # enough pages for the periodic work (learning, re-scores) to run
+        fetched = page(f"http://u.test/p{n}/")
+        relevance = focus.arrive(fetched)
+        assert relevance == 0.7
+        scores = strategy.score_links(fetched, relevance)
+        assert len(scores) == 3 and all(score is None or isinstance(score, float) for score in scores)
+        strategy.after_page(fetched, relevance)
+    frontier.close()  # what a strategy saves at the end goes through the port too
+    assert set(frontier.queued) == {"http://u.test/queued/"}  # re-scored maybe, never dropped by a strategy
+
+
+@pytest.mark.parametrize("name", MODEL_FREE)
+@pytest.mark.parametrize("judge", ["auto", "query"])
+def test_any_judge_with_any_strategy_crawls_the_replay(webkb_replay: Any, tmp_path: Path, name: str, judge: str) -> None:
+    result = run_crawl("focus", tmp_path / "out", UNIVERSITY_HOMES[:2], webkb_replay.proxy_url, query=QUERY,
+                       settings={"CLOSESPIDER_PAGECOUNT": 12, "FOCUS_JUDGE": judge, "FOCUS_STORE_PAGES": False},
+                       extra_args=["-a", f"strategy={name}"])
+    assert result.returncode == 0, result.log[-2000:]
+    judged = [record for record in result.history if record.get("status") == 200]
+    assert len(judged) >= 10
+    assert all(isinstance(item["relevance"], float) and isinstance(item["relevant"], bool) for item in judged)
+    expected = {"auto": "any-term" if name == "fish-search" else "query-tf", "query": "query"}[judge]
+    assert result.summary["judge"]["judge"] == f"{expected}+labels"
