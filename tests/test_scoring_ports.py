@@ -16,6 +16,7 @@ from scrapy.settings import Settings
 from crawlproject import config
 from crawlproject.judges import judge_from_settings
 from crawlproject.judges.base import CallTally, PageJudge
+from crawlproject.judges.classifier import ExamplesJudge
 from crawlproject.judges.learning import LabelTaughtJudge
 from crawlproject.judges.query import QueryJudge, TermRarity, TfQueryJudge
 from crawlproject.models.topic_page import TopicPageModel, reliable_negatives
@@ -182,6 +183,15 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
     measured = called[:20].sum() / max(called.sum(), 1)
     assert abs(measured - estimate["precision"]) <= 0.1  # the report says what the crawl will see
     assert called[:20].mean() >= 0.7 and called[20:].mean() <= 0.1
+    # The dashboard shows that estimate for a crawl judged by the model, as
+    # docs/dashboard.md says: it said "precision unknown until you label"
+    # (the labels' judge wrapping it kept its own, empty, tally).
+    judge = LabelTaughtJudge(ExamplesJudge(model), ANALYZER)
+    for i, page_text in enumerate([text(jazz) for _ in range(5)] + [text(tax) for _ in range(5)]):
+        judge.relevance(Page(f"http://h/{i}", page_text, []))
+    shown = judge.describe()["precision"]
+    assert shown is not None and shown["value"] == pytest.approx(estimate["precision"], abs=1e-4)
+    assert shown["basis"].startswith("training")
 
 
 def test_reliable_negatives_are_the_pages_less_like_the_examples_than_any_example() -> None:

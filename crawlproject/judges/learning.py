@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from scipy.sparse import csr_matrix, hstack, vstack
 
-from crawlproject.judges.base import PageJudge
+from crawlproject.judges.base import PageJudge, PrecisionEstimate
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -102,6 +102,11 @@ class LabelTaughtJudge(PageJudge):
 
     def calls(self, relevance: float) -> bool:
         return relevance >= self.threshold if self.model is not None else self.base.calls(relevance)
+
+    def precision(self) -> PrecisionEstimate | None:
+        """The wrapped judge's estimate until labels have taught this one
+        (the user's labels reach it too), then this judge's own."""
+        return super().precision() if self.model is not None else self.base.precision()
 
     def label(self, key: str, relevant: bool) -> dict[str, Any]:
         said = super().label(key, relevant)
