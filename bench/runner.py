@@ -27,15 +27,17 @@ SPIDERS = {
     "context-graph": "contextgraph",
     "link-value": "linkvalue",
     "link-learner": "linklearner",
-    # trained from the topic's example URLs (bench.quality --examples N)
+    # judged by a model trained from the topic's example URLs (bench.quality --examples N)
     "focused-examples": "focused",
     "link-learner-examples": "linklearner",
+    "best-first-examples": "bestfirst",
+    "shark-search-examples": "sharksearch",
     "infospiders": "infospiders",
 }
 #: strategies that need a trained taxonomy model (bench.topic_models)
 NEEDS_MODEL = frozenset({"focused", "context-graph", "link-value"})
 #: strategies that crawl with a model trained from the topic's example URLs
-NEEDS_EXAMPLES = frozenset({"focused-examples", "link-learner-examples"})
+NEEDS_EXAMPLES = frozenset({"focused-examples", "link-learner-examples", "best-first-examples", "shark-search-examples"})
 
 
 @dataclass(frozen=True)
