@@ -15,6 +15,11 @@ Truth is each page's own main text, read from the page's markup:
 - WebKB: the whole body: the departments' 1997 pages are hand-written, with
   no template around their text, so the figure that matters there is
   recall (how much of a page an extractor throws away).
+Language: on the pages that declare one (``<html lang>``), how often the
+language detected in their visible text (what a page that declares none
+gets, crawlproject.web.extract.detected_language) is the declared one
+(its primary subtag), and how often the detector is not sure.
+
 Each extractor's text is compared to that truth word by word (a
 multiset of lower-cased words): precision, the share of its words that are
 main text; recall, the share of the main text it kept; F1. ms/page is the
@@ -134,6 +139,31 @@ def sample(warc: Path, count: int, seed: int) -> list[tuple[str, bytes]]:
     return random.Random(seed).sample(pages, min(count, len(pages)))
 
 
+def languages_agree(pages: list[tuple[str, bytes]]) -> tuple[int, int, int, int, float]:
+    """Of *pages* declaring ``<html lang>``: how many, how many detected as
+    declared, not sure, detected as another; median ms of a detection."""
+    from scrapy.http import HtmlResponse
+
+    from crawlproject.web.extract import detected_language
+    from crawlproject.web.page import Page
+
+    declared = agree = unsure = 0
+    times = []
+    for url, html in pages:
+        response = HtmlResponse(url=url, body=html, headers={"Content-Type": "text/html"})
+        said = (response.xpath("/html/@lang").get() or "").strip().lower().split("-")[0]
+        if not said:
+            continue
+        text = Page.from_response(response).text
+        started = time.perf_counter()
+        found = detected_language(text)
+        times.append((time.perf_counter() - started) * 1000)
+        declared += 1
+        agree += found == said
+        unsure += found is None
+    return declared, agree, unsure, declared - agree - unsure, statistics.median(times) if times else 0.0
+
+
 def score(extracted: str, truth: str) -> tuple[float, float]:
     got, want = words(extracted), words(truth)
     common = sum((got & want).values())
@@ -150,11 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chosen = extractors()
     rows = []
+    language_rows = []
     for corpus in CORPORA:
         folder = ROOT.parent / "shared/corpora" / corpus
         warc = sorted(folder.glob("*.warc.gz"))[0]
         pages = sample(warc, args.pages, args.seed)
         truths = [main_text(html, corpus) for _, html in pages]
+        language_rows.append((corpus, *languages_agree(pages)))
         marked = sum(truth is not None for truth in truths)
         for name, extract in chosen.items():
             times, precisions, recalls = [], [], []
@@ -192,6 +224,15 @@ def main(argv: list[str] | None = None) -> int:
         + "\n"
     )
     ours = [row for row in rows if row[3].startswith("ours")]
+    languages = "\n".join(
+        f"| {corpus} | {declared} | {agree} ({agree / declared:.1%}) | {unsure} | {other} | {ms:.2f} |"
+        for corpus, declared, agree, unsure, other, ms in language_rows if declared
+    )
+    body += (
+        "\n**Language** of pages that declare none (py3langid on the visible text, probability ≥ 0.9, ≥ 20 words), "
+        "checked on those that declare one:\n\n| corpus | pages declaring a language | detected = declared | "
+        "not sure (None) | another language | ms/page |\n|---|---:|---:|---:|---:|---:|\n" + languages + "\n"
+    )
 
     def f1_of(corpus: str, prefix: str) -> str:
         return next(shown(row[6]) for row in rows if row[0] == corpus and row[3].startswith(prefix))
@@ -203,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             f"resiliparse {f1_of(corpus, 'resiliparse')})"
             for corpus in CORPORA
         )
+        + "; language detected = declared on "
+        + ", ".join(f"{corpus} {agree / declared:.0%} of {declared}" for corpus, declared, agree, *_ in language_rows
+                    if declared)
         + "; ours (trafilatura favor_recall, text + Markdown) "
         + ", ".join(f"{row[0]} {row[7]:.1f}" for row in ours)
         + " ms/page"

@@ -82,7 +82,7 @@ class PageItem(scrapy.Item):
             relevance=relevance,
             relevant=relevant,
             title=title_of(response),
-            language=language_of(response),
+            language=language_of(response, page.text),
             found_via=meta.get(keys.ANCHOR),
             rendered=bool(meta.get("playwright")),
             fetched_at=now(),

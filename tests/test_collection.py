@@ -108,3 +108,24 @@ def test_without_a_collection_items_carry_no_text_and_no_folder_is_made(tmp_path
     assert all(record["relevant"] is None for record in result.history)  # no judge, no verdict
     assert {record["title"] for record in result.history} >= {"Docs home", "Baking"}
     assert not (tmp_path / "out" / "collection").exists()
+
+
+def test_a_page_that_declares_no_language_gets_the_one_its_text_is_in() -> None:
+    """WebKB's 1997 pages declare none: their items said language None."""
+    from scrapy.http import HtmlResponse
+
+    from crawlproject.web.extract import language_of
+    from crawlproject.web.page import Page
+
+    def language(html: str, headers: dict[str, str] | None = None) -> str | None:
+        response = HtmlResponse("http://u.test/", body=html.encode(), headers=headers or {}, encoding="utf-8")
+        return language_of(response, Page.from_response(response).text)
+
+    english = " ".join(TOPICAL)
+    german = ("Der Treiber eines Terminals schreibt die Grafik auf ein Ausgabegerät, in eine Datei oder in ein "
+              "Fenster. Jeder Treiber hat eigene Optionen, und der Befehl wählt den Treiber aus, der gebraucht wird.")
+    assert language(f"<html><body><p>{english}</p></body></html>") == "en"
+    assert language(f"<html><body><p>{german}</p></body></html>") == "de"
+    assert language("<html><body><p>gnuplot terminal drivers</p></body></html>") is None  # too short to tell
+    assert language(f'<html lang="fr"><body><p>{english}</p></body></html>') == "fr"  # what a page declares wins
+    assert language(f"<html><body><p>{english}</p></body></html>", {"Content-Language": "en-US, de"}) == "en-us"

@@ -8,7 +8,11 @@ lose nothing elsewhere by it; 3–6 ms a page.
 
 Title and language are read from the page itself (``<title>``, ``<html
 lang>`` or the Content-Language header) at every fetch: they cost nothing
-beside the parse the crawl already made. The main text is extracted only
+beside the parse the crawl already made. A page that declares no language
+(all of WebKB's 1997 pages) gets the one py3langid detects in its text, when
+it is sure (probability ≥ 0.9, 20 words or more): a fraction of a
+millisecond a page (BENCHMARKS.md, extraction: how often it agrees with the
+pages that declare one). The main text is extracted only
 for a collection (``FOCUS_COLLECTION``): it costs milliseconds a page.
 """
 
@@ -16,7 +20,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from scrapy.http import HtmlResponse
 
@@ -39,13 +44,39 @@ def title_of(response: Response) -> str | None:
     return folded[:500] or None
 
 
-def language_of(response: Response) -> str | None:
-    """The page's declared language (``<html lang>``, else Content-Language), lower-cased."""
+def language_of(response: Response, text: str = "") -> str | None:
+    """The page's declared language (``<html lang>``, else Content-Language),
+    lower-cased; else the one detected in its *text* (None: not sure)."""
     declared = response.xpath("/html/@lang").get() if _is_html(response) else None
     if not declared:
         header = response.headers.get(b"Content-Language")
         declared = header.decode("latin-1").split(",")[0] if header else None
-    return declared.strip().lower()[:35] or None if declared else None
+    found = declared.strip().lower()[:35] if declared else ""
+    return found or detected_language(text)
+
+
+#: a detected language less likely than this is no answer (short, mixed or no prose)
+LANGUAGE_CONFIDENCE = 0.9
+#: fewer words than this say too little to tell a language by
+LANGUAGE_MIN_WORDS = 20
+
+
+def detected_language(text: str) -> str | None:
+    """The ISO 639-1 code of the language of *text* (py3langid), or None
+    when the text is too short or the detector is not sure."""
+    words = text.split()
+    if len(words) < LANGUAGE_MIN_WORDS:
+        return None
+    language, probability = _language_identifier().classify(" ".join(words[:1000]))
+    return str(language) if probability >= LANGUAGE_CONFIDENCE else None
+
+
+@lru_cache(maxsize=1)
+def _language_identifier() -> Any:
+    """py3langid's model, loaded once (half a second) with probabilities normalised."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def main_text(html: bytes | str, url: str) -> MainText | None:
