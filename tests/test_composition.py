@@ -124,7 +124,7 @@ def test_any_judge_with_any_strategy_crawls_the_replay(webkb_replay: Any, tmp_pa
                        extra_args=["-a", f"strategy={name}"])
     assert result.returncode == 0, result.log[-2000:]
     judged = [record for record in result.history if record.get("status") == 200]
-    assert len(judged) >= 10
+    assert len(judged) >= 6  # of 12 fetches (a few links lead to 404s)
     assert all(isinstance(item["relevance"], float) and isinstance(item["relevant"], bool) for item in judged)
     expected = {"auto": "any-term" if name == "fish-search" else "query-tf", "query": "query"}[judge]
     assert result.summary["judge"]["judge"] == f"{expected}+labels"
