@@ -31,7 +31,9 @@ Pages are classified in batches by the strategy's classifier
 (crawlproject.judges.classifier.ClassifierJudge, the crawl's judge unless
 FOCUS_JUDGE names another); the spider feeds it through a micro-batcher.
 With another judge, soft focus and the link learner read that judge's
-verdicts, and hard focus still expands by the classifier's best leaf.
+verdicts, and hard focus still expands by the classifier's best leaf; the
+distiller weighs hubs by that judge's verdicts, and online learning learns
+from the pages the classifier classifies (none under soft focus then).
 """
 
 from __future__ import annotations
