@@ -41,7 +41,7 @@ class PageItem(scrapy.Item):
     relevance = scrapy.Field()  # the judge's verdict on this page, if the strategy has one
     relevant = scrapy.Field()  # the judge calls it relevant (relevance ≥ its threshold); None without a judge
     title = scrapy.Field()  # <title>, whitespace folded
-    language = scrapy.Field()  # as the page declares it (<html lang>, Content-Language)
+    language = scrapy.Field()  # as the page declares it (<html lang>, Content-Language); in a collection, else detected
     found_via = scrapy.Field()  # the anchor text of the link the page was found by (None for seeds)
     rendered = scrapy.Field()  # fetched by the browser (FOCUS_RENDER; crawlproject.middlewares.render)
     # The main text (FOCUS_COLLECTION; crawlproject.web.extract), not in the history:
@@ -82,7 +82,7 @@ class PageItem(scrapy.Item):
             relevance=relevance,
             relevant=relevant,
             title=title_of(response),
-            language=language_of(response, page.text),
+            language=language_of(response),
             found_via=meta.get(keys.ANCHOR),
             rendered=bool(meta.get("playwright")),
             fetched_at=now(),

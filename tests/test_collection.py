@@ -43,7 +43,7 @@ def _site(tmp_path: Path) -> Path:
                                                      lang="en-GB")),
         ("http://docs.test/cake", 200, HTML, _page(
             "Baking", "A cake", ["Butter, sugar and flour are mixed and baked for an hour in a warm oven.",
-                                 "The cake cools on a rack before it is cut and served with cream."])),
+                                 "The cake cools on a rack before it is cut and served with cream."], lang="")),
     ])
 
 
@@ -67,6 +67,8 @@ def test_items_carry_title_language_verdict_and_the_link_that_led_there(tmp_path
     irrelevant = [json.loads(line) for line in (collection / "irrelevant.jsonl").read_text().splitlines()]
     assert {r["url"] for r in relevant} == {"http://docs.test/term", "http://docs.test/term2"}
     assert {r["url"] for r in irrelevant} == {"http://docs.test/", "http://docs.test/cake"}
+    cake_page = next(r for r in irrelevant if r["url"] == "http://docs.test/cake")
+    assert cake_page["language"] == cake["language"] == "en"  # it declares none: detected in its main text
     page = next(r for r in relevant if r["url"] == "http://docs.test/term")
     assert TOPICAL[1] in page["text"]
     assert "About us" not in page["text"] and "Copyright" not in page["text"]  # navigation and footer left out
@@ -111,7 +113,8 @@ def test_without_a_collection_items_carry_no_text_and_no_folder_is_made(tmp_path
 
 
 def test_a_page_that_declares_no_language_gets_the_one_its_text_is_in() -> None:
-    """WebKB's 1997 pages declare none: their items said language None."""
+    """WebKB's 1997 pages declare none: their items said language None (in a
+    collection the page's main text is what is read: above)."""
     from scrapy.http import HtmlResponse
 
     from crawlproject.web.extract import language_of

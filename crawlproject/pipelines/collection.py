@@ -25,7 +25,7 @@ from scrapy.exceptions import NotConfigured
 from crawlproject import config
 from crawlproject.corpus.output import output_dir
 from crawlproject.items import RAW_FIELDS, PageItem
-from crawlproject.web.extract import main_text
+from crawlproject.web.extract import detected_language, load_language_detector, main_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,6 +73,7 @@ class CollectionPipeline:
     def from_crawler(cls, crawler: Crawler) -> Self:
         if not config.get_bool(crawler.settings, "FOCUS_COLLECTION"):
             raise NotConfigured
+        load_language_detector()  # half a second, now rather than in the reactor at the first page
         return cls(crawler)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
@@ -88,6 +89,8 @@ class CollectionPipeline:
             stats.inc_value("focus/collection/no_main_text")
             return item
         item["text"], item["markdown"] = found.text, found.markdown
+        if not item.get("language"):  # the page declares none: the one its main text is in, when sure
+            item["language"] = detected_language(found.text)
         kind = kind_of(item)
         record = {k: v for k, v in item.items() if k not in RAW_FIELDS}
         lines = self._file(f"{kind}.jsonl")

@@ -8,11 +8,12 @@ lose nothing elsewhere by it; 3–6 ms a page.
 
 Title and language are read from the page itself (``<title>``, ``<html
 lang>`` or the Content-Language header) at every fetch: they cost nothing
-beside the parse the crawl already made. A page that declares no language
-(all of WebKB's 1997 pages) gets the one py3langid detects in its text, when
-it is sure (probability ≥ 0.9, 20 words or more): a fraction of a
-millisecond a page (BENCHMARKS.md, extraction: how often it agrees with the
-pages that declare one). The main text is extracted only
+beside the parse the crawl already made. In a collection, a page that
+declares no language (all of WebKB's 1997 pages) gets the one py3langid
+detects in its main text, when it is sure (probability ≥ 0.9, 20 words or
+more): about a millisecond a page, and half a second to load the model when
+the collection opens (BENCHMARKS.md, extraction: how often it agrees with
+the pages that declare one). The main text is extracted only
 for a collection (``FOCUS_COLLECTION``): it costs milliseconds a page.
 """
 
@@ -69,6 +70,11 @@ def detected_language(text: str) -> str | None:
         return None
     language, probability = _language_identifier().classify(" ".join(words[:1000]))
     return str(language) if probability >= LANGUAGE_CONFIDENCE else None
+
+
+def load_language_detector() -> None:
+    """Load the detector's model now (half a second: not in the reactor at a page)."""
+    _language_identifier()
 
 
 @lru_cache(maxsize=1)
