@@ -17,7 +17,7 @@ from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
 from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders.baselines import RandomSpider
 from crawlproject.strategies.base import Topic
-from crawlproject.strategies.factory import Focus, build_focus
+from crawlproject.strategies.factory import build_focus
 from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy
 from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.meta import PARENT as PARENT_KEY
@@ -26,7 +26,7 @@ from crawlproject.web.meta import SCORE as SCORE_KEY
 from crawlproject.web.meta import SEED as SEED_KEY
 from crawlproject.web.page import Link, Page
 from crawlproject.web.text import TermAnalyzer
-from tests.conftest import open_scheduler
+from tests.conftest import judge_and_learn, open_scheduler
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -56,7 +56,7 @@ def strategy(good: tuple[str, ...], hard: bool, reserve: bool = False) -> Focuse
 def arrive(focused: FocusedCrawlStrategy, fetched: Page) -> float:
     """The page fetched: its verdict by the focused crawler's own judge (its
     classifier: FOCUS_JUDGE=auto), learnt by the strategy."""
-    relevance = Focus(focused.own_judge(), focused).arrive(fetched)
+    relevance = judge_and_learn(focused, fetched)
     assert relevance is not None
     return relevance
 

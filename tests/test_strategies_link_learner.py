@@ -26,6 +26,7 @@ from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.strategies.shark_search import SharkSearchStrategy
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer
+from tests.conftest import judge_and_learn
 
 ANALYZER = TermAnalyzer(stem=False)
 SHARK = {"gamma": 0.7, "delta": 0.5, "beta": 0.8, "depth": 3, "context_words": 3}
@@ -44,13 +45,6 @@ JUDGE = QueryJudge(ANALYZER.vector(QUERY), ANALYZER)
 
 def learner_strategy(explore: float = 0.0, **kwargs: object) -> LinkLearnerStrategy:
     return LinkLearnerStrategy(Topic(QUERY), ANALYZER, LinkLearner(batch=4), explore=explore, **SHARK, **kwargs)  # type: ignore[arg-type]
-
-
-def arrive(strategy: LinkLearnerStrategy, page: Page) -> float:
-    """The page fetched: the judge's verdict, which the strategy learns."""
-    relevance = JUDGE.relevance(page)
-    strategy.page_arrived(page, relevance)
-    return relevance
 
 
 HUB = make_page(
@@ -124,7 +118,7 @@ def test_before_any_update_the_order_is_sharksearchs() -> None:
     shark = SharkSearchStrategy(Topic(QUERY), ANALYZER, **SHARK)  # type: ignore[arg-type]
     relevance = JUDGE.score(HUB)
     expected = shark.score_links(HUB, relevance)
-    found = learner.score_links(HUB, arrive(learner, HUB))
+    found = learner.score_links(HUB, judge_and_learn(learner, HUB, JUDGE))
     assert np.argsort(-np.array(found), kind="stable").tolist() == np.argsort(-np.array(expected), kind="stable").tolist()
     assert found == pytest.approx(expected, abs=1e-5)  # the prior itself, but for a 1e-6 tie
 
