@@ -165,10 +165,6 @@ class PageJudge(ABC):
         losing it (its links are followed last)."""
         return None
 
-    def relevances(self, pages: Sequence[Page]) -> list[float]:
-        """Several pages at once (a judge that batches overrides it)."""
-        return [self.relevance(page) for page in pages]
-
     def precision(self) -> PrecisionEstimate | None:
         """Its estimate of the share of its relevant calls that are right."""
         return self.tally.estimate()
