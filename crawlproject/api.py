@@ -18,8 +18,10 @@ call runs its crawl in a child process, with the same result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
+import signal
 import subprocess
 import sys
 import tempfile
@@ -92,10 +94,46 @@ def crawl(
 
 
 def _in_child_process(arguments: dict[str, Any]) -> Collection:
+    """The crawl in a spawned process of its own, which sends back its
+    collection or the exception it raised. A process, not a pool: a pool's
+    worker is ended by SIGTERM, and a worker that ran a crawl ignored it
+    (Scrapy's handler) — the call then hung in the pool's exit."""
     context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        result: Collection = pool.apply(_crawl, kwds=arguments)
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=_child_crawl, args=(sending, arguments), name="crawlproject-crawl")
+    child.start()
+    sending.close()  # the child's end: the parent's copy closed, a dead child reads as end of file
+    try:
+        outcome, value = receiving.recv()
+    except EOFError:
+        child.join()
+        raise CrawlError(f"the crawl's process ended without a result (exit code {child.exitcode})") from None
+    finally:
+        receiving.close()
+    child.join()
+    if outcome == "raised":
+        raise value
+    result: Collection = value
     return result
+
+
+def _child_crawl(sending: Any, arguments: dict[str, Any]) -> None:
+    try:
+        outcome: tuple[str, Any] = ("returned", _crawl(**arguments))
+    except Exception as error:  # noqa: BLE001 - handed to the parent, which raises it
+        outcome = ("raised", error if _picklable(error) else CrawlError(f"{type(error).__name__}: {error}"))
+    sending.send(outcome)
+    sending.close()
+
+
+def _picklable(error: Exception) -> bool:
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(error))  # noqa: S301 - our own object, just made
+    except Exception:  # noqa: BLE001 - any failure means: send a CrawlError instead
+        return False
+    return True
 
 
 def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int, strategy: str,
@@ -141,7 +179,8 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         crawling.add_done_callback(lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None)
     else:
         crawling.addErrback(lambda failure: failures.append(failure.value))
-    process.start()
+    with _signal_handlers_restored():
+        process.start()
     if bar is not None:
         bar.close()
     for failure in failures:
@@ -154,6 +193,21 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     return Collection(pages, summary, folder, str(stats.get("finish_reason", "")), stats)
+
+
+@contextlib.contextmanager
+def _signal_handlers_restored() -> Iterator[None]:
+    """Scrapy installs its own SIGINT/SIGTERM handlers for a crawl and leaves
+    them: after the call, Ctrl-C would no longer interrupt the caller's
+    program. The caller's handlers are put back when the crawl ends."""
+    names = [name for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name)]
+    saved = {name: signal.getsignal(getattr(signal, name)) for name in names}
+    try:
+        yield
+    finally:
+        for name, handler in saved.items():
+            if handler is not None:  # None: a handler not installed from Python, which cannot be put back
+                signal.signal(getattr(signal, name), handler)
 
 
 def _folder_of(crawler: Crawler) -> Path:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from crawlproject.replay.process import ReplayProcess
 from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, UNIVERSITY_HOMES, WEBKB_WARC, run_crawl
 
@@ -28,7 +30,7 @@ def settings(proxy: str) -> dict[str, Any]:
 
 
 SCRIPT = """
-import json, sys
+import json, signal, sys
 import crawlproject
 
 settings, folder = json.loads(sys.argv[1]), sys.argv[2]
@@ -39,7 +41,10 @@ for n in (1, 2):  # the second call: Twisted cannot run again in this process
     runs.append({{"pages": [[p["canonical_url"], p["relevance"], p["relevant"], p["title"], p.get("text")]
                             for p in collection],
                  "relevant": len(collection.relevant), "finish_reason": collection.finish_reason,
-                 "folder": str(collection.folder), "summary_pages": collection.summary.get("pages_fetched")}})
+                 "folder": str(collection.folder), "summary_pages": collection.summary.get("pages_fetched"),
+                 # the caller's own handlers after the call: Ctrl-C interrupts the program again
+                 "handlers_restored": signal.getsignal(signal.SIGINT) is signal.default_int_handler
+                                      and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL}})
 print(json.dumps(runs))
 """
 
@@ -48,8 +53,11 @@ def test_the_python_call_returns_the_pages_scrapy_crawl_fetches_with_text_and_ve
     with ReplayProcess(str(WEBKB_WARC)) as replay:
         chosen = settings(replay.proxy_url)
         script = SCRIPT.format(seeds=UNIVERSITY_HOMES[:2], query=QUERY, budget=BUDGET)
-        completed = subprocess.run([sys.executable, "-c", script, json.dumps(chosen), str(tmp_path / "py")],  # noqa: S603
-                                   cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+        try:  # below the test's own timeout, so that a hang shows what the script printed
+            completed = subprocess.run([sys.executable, "-c", script, json.dumps(chosen), str(tmp_path / "py")],  # noqa: S603
+                                       cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=200)
+        except subprocess.TimeoutExpired as hung:
+            pytest.fail(f"the Python calls did not return in 200 s: {str(hung.stderr)[-3000:]}")
         assert completed.returncode == 0, completed.stderr[-3000:]
         first, second = json.loads(completed.stdout.splitlines()[-1])
         shell = run_crawl("focus", tmp_path / "shell", UNIVERSITY_HOMES[:2], replay.proxy_url, query=QUERY,
@@ -62,6 +70,7 @@ def test_the_python_call_returns_the_pages_scrapy_crawl_fetches_with_text_and_ve
     assert [(url, relevance) for url, relevance, *_ in first["pages"]] == \
         [(r["canonical_url"], r["relevance"]) for r in shell.history]
     assert [page[:2] for page in second["pages"]] == [page[:2] for page in first["pages"]]
+    assert first["handlers_restored"] and second["handlers_restored"]
     ok = [page for page in first["pages"] if page[3]]  # pages with a title: answered HTML
     assert ok and all(isinstance(relevant, bool) for _, _, relevant, _, _ in ok)
     assert sum(bool(text) for *_, text in ok) >= len(ok) // 2  # the main text of most pages
