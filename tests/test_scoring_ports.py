@@ -6,10 +6,12 @@ one spider of every strategy crawling as the aliases do."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from scipy.special import expit
 from scrapy.http import HtmlResponse, Request
 from scrapy.settings import Settings
 
@@ -19,6 +21,7 @@ from crawlproject.judges.base import CallTally, PageJudge
 from crawlproject.judges.classifier import ExamplesJudge
 from crawlproject.judges.learning import LabelTaughtJudge
 from crawlproject.judges.query import QueryJudge, TermRarity, TfQueryJudge
+from crawlproject.models.modelfile import load_model, save_model
 from crawlproject.models.topic_page import TopicPageModel, reliable_negatives
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import PathOracleStrategy
@@ -192,6 +195,47 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
     shown = judge.describe()["precision"]
     assert shown is not None and shown["value"] == pytest.approx(estimate["precision"], abs=1e-4)
     assert shown["basis"].startswith("training")
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_the_examples_model_reports_the_share_and_recall_it_will_see_where_relevant_pages_are_rare(seed: int) -> None:
+    # Issue 50: where few of the pages near the seeds are relevant and the examples are varied (each
+    # shares few words with another), Elkan & Noto's c (how well held-out examples score) made the
+    # report's share of relevant pages 2-3 times the truth and its recall a third of the measured.
+    rng = np.random.default_rng(seed)
+    topic, other = [f"jazz{i}" for i in range(80)], [f"word{i}" for i in range(400)]
+    shared = ["page", "home", "news", "contact", "about", "music", "band"]
+
+    def relevant() -> str:
+        return " ".join(rng.choice(topic, 10).tolist() + rng.choice(shared, 6).tolist() + rng.choice(other, 10).tolist())
+
+    def irrelevant() -> str:
+        return " ".join(rng.choice(other, 20).tolist() + rng.choice(shared, 6).tolist())
+
+    near = [relevant() for _ in range(4)] + [irrelevant() for _ in range(196)]  # 2 % relevant
+    model = TopicPageModel().fit([relevant() for _ in range(10)], [], near)
+    estimate = model.report["on_unlabelled"]
+    assert estimate["relevant_share"] == pytest.approx(4 / 200, abs=0.01)
+    called = model.relevance([relevant() for _ in range(20)] + [irrelevant() for _ in range(380)]) >= 0.5
+    assert abs(called[:20].mean() - estimate["recall"]) <= 0.2  # the recall a crawl will see
+    assert called[20:].sum() == 0 and abs(estimate["precision"] - 1.0) <= 0.1
+
+
+def test_a_topic_model_saved_before_judges_as_it_was_trained(tmp_path: Path) -> None:
+    # models saved with Elkan & Noto's calibration (no "calibration" in the file) keep it
+    rng = np.random.default_rng(2)
+    words, other = ["jazz", "swing", "bebop", "quartet"], ["tax", "form", "refund", "audit"]
+    model = TopicPageModel().fit([" ".join(rng.choice(words, 8)) for _ in range(10)], [],
+                                 [" ".join(rng.choice(other, 8)) for _ in range(40)])
+    model.calibration, model.c = "elkan-noto", 0.5
+    model.save(tmp_path / "old.npz")
+    meta, arrays = load_model(tmp_path / "old.npz", "topic-page", "")
+    meta.pop("calibration")
+    save_model(tmp_path / "old.npz", "topic-page", meta, arrays)
+    loaded = TopicPageModel.load(tmp_path / "old.npz")
+    assert loaded.calibration == "elkan-noto"
+    scores = np.array([-2.0, 0.0, 2.0])
+    assert np.allclose(loaded._probability(scores), np.clip(expit(model.slope * scores + model.offset) / 0.5, 0, 1))
 
 
 def test_reliable_negatives_are_the_pages_less_like_the_examples_than_any_example() -> None:

@@ -13,15 +13,24 @@ Each page's score comes from a model trained without it (cross-fitting),
 and the model kept is the average of those fold models, so its scores are
 on the same scale.
 
-Calibration (Elkan & Noto 2008): if the examples are a random draw of
-the relevant pages, Pr(relevant | x) = Pr(labelled | x) / c, c the mean of
-Pr(labelled | x) over relevant pages. Pr(labelled | x) is a logistic fit of
-the cross-fitted scores of the examples against those of the unlabelled
-pages (the two populations as they are); c its mean over the held-out
-examples. A page is called relevant at 0.5, and the precision the report
-states is the mean probability of the unlabelled pages it calls relevant —
-an estimate on crawl-like pages, not a cross-validation against easy
-negatives.
+Calibration: the examples were drawn apart from the pages near the seeds
+(a case-control sample), so Pr(relevant | x) among those pages is
+π·f_P(x)/f_U(x): π the share of relevant pages among them, f_P and f_U the
+densities of the examples' and the pages' scores. The density ratio is the
+odds of a logistic fit of the held-out examples' scores against the
+pages' (the classes weighted alike); π is the mixture proportion estimate
+of Scott (2015): no more pages near the seeds score above a threshold than
+π times the examples that do — the least ratio over the thresholds that
+half or more of the held-out examples pass (fewer examples make a noisy
+ratio), and never below one page in all. A page is called relevant at 0.5,
+and the report states π, and as precision the mean probability of the
+pages near the seeds it calls relevant — an estimate on crawl-like pages,
+not a cross-validation against easy negatives. Elkan & Noto's (2008)
+c = mean Pr(labelled | example), used before, made π from how well the
+model generalises to held-out examples: from 10 examples it estimated 64 %
+relevant among pages of which 1 % were (docsweb, WebKB: issue 50).
+Without pages near the seeds, the irrelevant examples stand for them and
+π is the examples' own balance.
 
 Features: the crawl's terms (crawlproject.web.text, stemmed as configured)
 hashed, sublinear TF-IDF with the IDF of all the training pages, rows
@@ -34,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.special import expit
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
@@ -88,6 +98,48 @@ def reliable_negatives(relevant: csr_matrix, unlabelled: csr_matrix) -> np.ndarr
     return np.flatnonzero(similarity < own.min())
 
 
+#: π is estimated at thresholds that at least this share of the held-out examples pass
+PASSING = 0.5
+
+
+def mixture_proportion(positive: np.ndarray, unlabelled: np.ndarray) -> float:
+    """π, the share of relevant pages among the *unlabelled* (Scott 2015's
+    estimator): at each threshold t that ≥ PASSING of the examples' held-out
+    scores reach, π ≤ share of pages ≥ t / share of examples ≥ t; the least
+    of those bounds, at least one page in all."""
+    if not len(positive) or not len(unlabelled):
+        return 0.5
+    ranked = np.sort(np.asarray(positive, dtype=float))[::-1]
+    unlabelled = np.asarray(unlabelled, dtype=float)
+    first = max(1, int(np.ceil(PASSING * len(ranked))))
+    bounds = [float((unlabelled >= ranked[k - 1]).mean()) * len(ranked) / k for k in range(first, len(ranked) + 1)]
+    return float(np.clip(min(bounds), 1.0 / len(unlabelled), 1.0))
+
+
+def fit_mixture(positive: np.ndarray, unlabelled: np.ndarray, prior: float) -> tuple[float, float]:
+    """(slope, offset) of h(s) = σ(slope·s + offset), Pr(relevant | s) among
+    the *unlabelled*, by maximum likelihood of telling the examples from
+    them: Pr(example | s) = r/(1 + r) with r = f_P(s)/f_U(s) = h(s)/π, the
+    two samples weighing alike. h saturates at 1 where only relevant pages
+    score, as the odds of a plain logistic fit cannot."""
+    from scipy.optimize import minimize
+
+    scale = float(np.std(np.r_[positive, unlabelled])) or 1.0
+    log_prior = np.log(prior)
+
+    def loss(params: np.ndarray) -> float:
+        slope, offset = params
+        log_ratio_p = -np.logaddexp(0.0, -(slope * positive / scale + offset)) - log_prior  # log h/π
+        log_ratio_u = -np.logaddexp(0.0, -(slope * unlabelled / scale + offset)) - log_prior
+        examples = np.mean(log_ratio_p - np.logaddexp(0.0, log_ratio_p))  # log r/(1+r)
+        pages = np.mean(-np.logaddexp(0.0, log_ratio_u))  # log 1/(1+r)
+        return float(-(examples + pages) + 1e-4 * slope**2)
+
+    start = np.array([1.0, float(np.log(prior / (1 - prior))) if prior < 1 else 0.0])
+    found = minimize(loss, start, method="L-BFGS-B")
+    return float(found.x[0] / scale), float(found.x[1])
+
+
 class TopicPageModel:
     """Pr(relevant | page text), from examples and unlabelled pages."""
 
@@ -96,8 +148,11 @@ class TopicPageModel:
         self.vectorizer = _vectorizer(stem)
         self.tfidf = TfidfTransformer(sublinear_tf=True)
         self.classifier = LogisticRegression(C=C, max_iter=1000)
-        self.slope, self.offset = 1.0, 0.0  # Pr(labelled | score), fitted by calibrate()
-        self.c = 1.0  # its mean over the relevant pages (Elkan & Noto)
+        self.slope, self.offset = 1.0, 0.0  # log f_P/f_U of a score, fitted by calibrate()
+        self.prior = 0.5  # π: the share of relevant pages among the pages near the seeds
+        #: "logistic": Pr(relevant | score) = σ(slope·score + offset); "elkan-noto": models saved before
+        self.calibration = "logistic"
+        self.c = 1.0
         self.report: dict[str, Any] = {}
 
     # -- training ---------------------------------------------------------------------
@@ -138,9 +193,7 @@ class TopicPageModel:
         if unscored.any():
             scores[unscored] = self.classifier.decision_function(features[np.flatnonzero(unscored)])
         positive, rest = scores[: len(relevant)], scores[start:]
-        if not len(rest):
-            rest = scores[len(relevant):]  # no unlabelled pages: the irrelevant examples stand for them
-        self.calibrate(positive, rest)
+        self.calibrate(positive, rest if len(rest) else scores[len(relevant):], examples_only=not len(rest))
         self.report = {
             "relevant": len(relevant), "irrelevant": len(irrelevant), "unlabelled": len(unlabelled), "folds": folds,
             "reliable_negatives": len(negatives) if len(unlabelled) else 0,
@@ -150,22 +203,27 @@ class TopicPageModel:
         }
         return self
 
-    def calibrate(self, positive: np.ndarray, unlabelled: np.ndarray) -> None:
-        """Elkan & Noto's Pr(relevant | x) = g(x) / c: g = Pr(labelled | score)
-        by a logistic fit of the held-out examples' and the unlabelled pages'
-        scores (no weights: the two populations as they are), c = g's mean
-        over the held-out examples."""
-        x = np.r_[positive, unlabelled].reshape(-1, 1)
-        y = np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))]
-        platt = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
-        self.slope, self.offset = float(platt.coef_[0, 0]), float(platt.intercept_[0])
-        self.c = float(np.clip(self._labelled(positive).mean(), 1e-6, 1.0))
-
-    def _labelled(self, scores: np.ndarray) -> np.ndarray:
-        return np.asarray(1.0 / (1.0 + np.exp(-(self.slope * np.asarray(scores) + self.offset))))
+    def calibrate(self, positive: np.ndarray, unlabelled: np.ndarray, examples_only: bool = False) -> None:
+        """Pr(relevant | score) = σ(slope·score + offset) among the pages near
+        the seeds, fitted to the held-out examples' scores (*positive*) and
+        theirs (*unlabelled*: or the irrelevant examples, *examples_only*),
+        given π (see the module's docstring)."""
+        if examples_only:
+            self.prior = len(positive) / (len(positive) + len(unlabelled))
+            x = np.r_[positive, unlabelled].reshape(-1, 1)
+            y = np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))]
+            platt = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
+            self.slope, self.offset = float(platt.coef_[0, 0]), float(platt.intercept_[0])
+        else:
+            self.prior = mixture_proportion(positive, unlabelled)
+            self.slope, self.offset = fit_mixture(np.asarray(positive, float), np.asarray(unlabelled, float), self.prior)
+        self.calibration = "logistic"
 
     def _probability(self, scores: np.ndarray) -> np.ndarray:
-        return np.clip(self._labelled(scores) / self.c, 0.0, 1.0)
+        z = self.slope * np.asarray(scores, dtype=float) + self.offset
+        if self.calibration == "logistic":
+            return np.asarray(expit(z))
+        return np.asarray(np.clip(expit(z) / self.c, 0.0, 1.0))  # saved before: Elkan & Noto's Pr(labelled | s) / c
 
     def expectations(self, unlabelled: np.ndarray) -> Expectations:
         """What the model expects of its calls (probability ≥ 0.5) on the
@@ -204,7 +262,8 @@ class TopicPageModel:
     # -- file ---------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        meta = {"stem": self.stem, "slope": self.slope, "offset": self.offset, "c": self.c, "report": self.report}
+        meta = {"stem": self.stem, "slope": self.slope, "offset": self.offset, "prior": self.prior,
+                "calibration": self.calibration, "c": self.c, "report": self.report}
         save_model(path, FORMAT, meta, {
             "idf": self.tfidf.idf_, "coef": self.classifier.coef_, "intercept": self.classifier.intercept_,
             "classes": self.classifier.classes_,
@@ -214,7 +273,9 @@ class TopicPageModel:
     def load(cls, path: str | Path) -> TopicPageModel:
         meta, arrays = load_model(path, FORMAT, TRAINER)
         model = cls(stem=bool(meta["stem"]))
-        model.slope, model.offset, model.c = float(meta["slope"]), float(meta["offset"]), float(meta["c"])
+        model.slope, model.offset, model.c = float(meta["slope"]), float(meta["offset"]), float(meta.get("c", 1.0))
+        model.prior = float(meta.get("prior", 0.5))
+        model.calibration = str(meta.get("calibration", "elkan-noto"))  # a model saved before: as it was trained
         model.report = meta.get("report") or {}
         model.tfidf.idf_ = arrays["idf"]
         model.classifier.coef_ = arrays["coef"]
