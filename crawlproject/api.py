@@ -121,19 +121,12 @@ def _child_crawl(sending: Any, arguments: dict[str, Any]) -> None:
     try:
         outcome: tuple[str, Any] = ("returned", _crawl(**arguments))
     except Exception as error:  # noqa: BLE001 - handed to the parent, which raises it
-        outcome = ("raised", error if _picklable(error) else CrawlError(f"{type(error).__name__}: {error}"))
-    sending.send(outcome)
-    sending.close()
-
-
-def _picklable(error: Exception) -> bool:
-    import pickle
-
+        outcome = ("raised", error)
     try:
-        pickle.loads(pickle.dumps(error))  # noqa: S301 - our own object, just made
-    except Exception:  # noqa: BLE001 - any failure means: send a CrawlError instead
-        return False
-    return True
+        sending.send(outcome)  # pickled whole before anything is written
+    except Exception as unpicklable:  # noqa: BLE001 - an exception that cannot be pickled: its message
+        sending.send(("raised", CrawlError(f"{type(outcome[1]).__name__}: {outcome[1]} ({unpicklable})")))
+    sending.close()
 
 
 def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int, strategy: str,
