@@ -57,6 +57,7 @@ from bench.quality import (
     politeness,
     politeness_text,
     sample_topics,
+    topic_ids,
 )
 from bench.runner import CrawlJob, Variant, crawls_to_run, run_crawl_job
 from bench.topic_models import draw_examples
@@ -238,16 +239,22 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--delay", type=float, default=POLITE_DELAY, help="seconds between two requests to a host")
     parser.add_argument("--latency-ms", type=float, default=POLITE_LATENCY_MS, help="the replay answers this late")
+    parser.add_argument("--exclude-topics", type=Path, default=None,
+                        help="a topics.jsonl or topic-ids.txt whose topics are left out (develop on topics a report does not use)")
+    parser.add_argument("--name", default="", help="the section and data folder (default: judges-CORPUS)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     started = time.monotonic()
     warc, labels = corpus_files(args.corpus.resolve())
     name = args.corpus.resolve().name
-    section = f"judges-{name}"
+    section = args.name or f"judges-{name}"
     data = data_folder(section)
     corpus = load_corpus(warc, labels, ROOT / ".cache")
-    topics = [t for t in sample_topics(derive_topics(corpus, rng_seed=args.seed, query="seed-terms"), args.topics, args.seed)
-              if t.neighbors]
+    topics = derive_topics(corpus, rng_seed=args.seed, query="seed-terms")
+    if args.exclude_topics:
+        excluded = topic_ids(args.exclude_topics)
+        topics = [t for t in topics if t.id not in excluded]
+    topics = [t for t in sample_topics(topics, args.topics, args.seed) if t.neighbors]
     variant = Variant.parse("link-learner")
     manner = f"delay{args.delay:g}-latency{args.latency_ms:g}"  # crawls of another politeness are not reused
     jobs = [CrawlJob(variant, t, 2, args.fetches, data / f"crawls-{manner}" / t.id, axis="fetches") for t in topics]
