@@ -98,7 +98,7 @@ def reliable_negatives(relevant: csr_matrix, unlabelled: csr_matrix) -> np.ndarr
     return np.flatnonzero(similarity < own.min())
 
 
-#: the least slope of Pr(relevant | score) on the scores' own scale: flat, but in the model's order
+#: the least slope of Pr(relevant | score), oriented, on the scores' own scale: flat, but in order
 MIN_SLOPE = 1e-3
 #: π is estimated at thresholds that at least this share of the held-out examples pass
 PASSING = 0.5
@@ -116,6 +116,16 @@ def mixture_proportion(positive: np.ndarray, unlabelled: np.ndarray) -> float:
     first = max(1, int(np.ceil(PASSING * len(ranked))))
     bounds = [float((unlabelled >= ranked[k - 1]).mean()) * len(ranked) / k for k in range(first, len(ranked) + 1)]
     return float(np.clip(min(bounds), 1.0 / len(unlabelled), 1.0))
+
+
+def examples_rank_higher(positive: np.ndarray, unlabelled: np.ndarray) -> bool:
+    """Whether the held-out examples tend to score above the pages (the
+    Mann-Whitney statistic: Pr(an example's score > a page's) ≥ ½)."""
+    positive, unlabelled = np.asarray(positive, float), np.asarray(unlabelled, float)
+    if not len(positive) or not len(unlabelled):
+        return True
+    above = (positive[:, None] > unlabelled[None, :]).mean() + 0.5 * (positive[:, None] == unlabelled[None, :]).mean()
+    return bool(above >= 0.5)
 
 
 def fit_mixture(positive: np.ndarray, unlabelled: np.ndarray, prior: float) -> tuple[float, float]:
@@ -138,8 +148,7 @@ def fit_mixture(positive: np.ndarray, unlabelled: np.ndarray, prior: float) -> t
         return float(-(examples + pages) + 1e-4 * slope**2)
 
     start = np.array([1.0, float(np.log(prior / (1 - prior))) if prior < 1 else 0.0])
-    # a higher score is never less likely relevant: where the examples score below the
-    # pages the fit would turn the model's order round (it did on one docsweb topic: AUC 0.72 → 0.28)
+    # oriented (see calibrate): a higher score never less likely relevant
     found = minimize(loss, start, method="L-BFGS-B", bounds=[(MIN_SLOPE, None), (None, None)])
     return float(found.x[0] / scale), float(found.x[1])
 
@@ -219,8 +228,14 @@ class TopicPageModel:
             platt = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
             self.slope, self.offset = float(platt.coef_[0, 0]), float(platt.intercept_[0])
         else:
+            # The examples may score *below* the pages near the seeds (a model that learnt the
+            # examples' site, not their topic): then a lower score is the more example-like,
+            # and π and the fit read the scores turned round.
+            sign = 1.0 if examples_rank_higher(positive, unlabelled) else -1.0
+            positive, unlabelled = sign * np.asarray(positive, float), sign * np.asarray(unlabelled, float)
             self.prior = mixture_proportion(positive, unlabelled)
-            self.slope, self.offset = fit_mixture(np.asarray(positive, float), np.asarray(unlabelled, float), self.prior)
+            slope, self.offset = fit_mixture(positive, unlabelled, self.prior)
+            self.slope = sign * slope
         self.calibration = "logistic"
 
     def _probability(self, scores: np.ndarray) -> np.ndarray:
