@@ -22,7 +22,9 @@ pages' (the classes weighted alike); π is the mixture proportion estimate
 of Scott (2015): no more pages near the seeds score above a threshold than
 π times the examples that do — the least ratio over the thresholds that
 half or more of the held-out examples pass (fewer examples make a noisy
-ratio), and never below one page in all. A page is called relevant at 0.5,
+ratio), and never below one page in all (the scores turned round where the
+held-out examples score below the pages: a model that learnt the examples'
+site). A page is called relevant at 0.5,
 and the report states π, and as precision the mean probability of the
 pages near the seeds it calls relevant — an estimate on crawl-like pages,
 not a cross-validation against easy negatives. Elkan & Noto's (2008)
