@@ -15,20 +15,20 @@ on the same scale.
 
 Calibration: the examples were drawn apart from the pages near the seeds
 (a case-control sample), so Pr(relevant | x) among those pages is
-π·f_P(x)/f_U(x): π the share of relevant pages among them, f_P and f_U the
-densities of the examples' and the pages' scores. The density ratio is the
-odds of a logistic fit of the held-out examples' scores against the
-pages' (the classes weighted alike); π is the mixture proportion estimate
-of Scott (2015): no more pages near the seeds score above a threshold than
-π times the examples that do — the least ratio over the thresholds that
-half or more of the held-out examples pass (fewer examples make a noisy
-ratio), and never below one page in all (the scores turned round where the
-held-out examples score below the pages: a model that learnt the examples'
-site). A page is called relevant at 0.5,
-and the report states π, and as precision the mean probability of the
-pages near the seeds it calls relevant — an estimate on crawl-like pages,
-not a cross-validation against easy negatives. Elkan & Noto's (2008)
-c = mean Pr(labelled | example), used before, made π from how well the
+h = π·f_P(x)/f_U(x): π the share of relevant pages among them, f_P and f_U
+the densities of the held-out examples' and the pages' scores. π is the
+mixture proportion estimate of Scott (2015): no more pages near the seeds
+score above a threshold than π times the examples that do — the least
+ratio over the thresholds that half or more of the held-out examples pass
+(fewer examples make a noisy ratio), and never below one page in all. h is
+a logistic of the score, fitted by maximum likelihood to telling the
+examples from the pages given π (the scores turned round where the
+held-out examples score below the pages: a model that learnt the
+examples' site). A page is called relevant at 0.5, and the report states
+the expected share of relevant pages, and as precision the mean
+probability of the pages near the seeds it calls relevant — an estimate on
+crawl-like pages, not a cross-validation against easy negatives.
+Elkan & Noto's (2008) c = mean Pr(labelled | example), used before, made π from how well the
 model generalises to held-out examples: from 10 examples it estimated 64 %
 relevant among pages of which 1 % were (docsweb, WebKB: issue 50).
 Without pages near the seeds, the irrelevant examples stand for them and
@@ -121,13 +121,13 @@ def mixture_proportion(positive: np.ndarray, unlabelled: np.ndarray) -> float:
 
 
 def examples_rank_higher(positive: np.ndarray, unlabelled: np.ndarray) -> bool:
-    """Whether the held-out examples tend to score above the pages (the
-    Mann-Whitney statistic: Pr(an example's score > a page's) ≥ ½)."""
-    positive, unlabelled = np.asarray(positive, float), np.asarray(unlabelled, float)
+    """Whether the held-out examples tend to score above the pages
+    (Pr(an example's score > a page's) ≥ ½: the AUC of the two)."""
     if not len(positive) or not len(unlabelled):
         return True
-    above = (positive[:, None] > unlabelled[None, :]).mean() + 0.5 * (positive[:, None] == unlabelled[None, :]).mean()
-    return bool(above >= 0.5)
+    from sklearn.metrics import roc_auc_score
+
+    return bool(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))], np.r_[positive, unlabelled]) >= 0.5)
 
 
 def fit_mixture(positive: np.ndarray, unlabelled: np.ndarray, prior: float) -> tuple[float, float]:
@@ -163,7 +163,7 @@ class TopicPageModel:
         self.vectorizer = _vectorizer(stem)
         self.tfidf = TfidfTransformer(sublinear_tf=True)
         self.classifier = LogisticRegression(C=C, max_iter=1000)
-        self.slope, self.offset = 1.0, 0.0  # log f_P/f_U of a score, fitted by calibrate()
+        self.slope, self.offset = 1.0, 0.0  # Pr(relevant | score) = σ(slope·score + offset), by calibrate()
         self.prior = 0.5  # π: the share of relevant pages among the pages near the seeds
         #: "logistic": Pr(relevant | score) = σ(slope·score + offset); "elkan-noto": models saved before
         self.calibration = "logistic"
