@@ -48,6 +48,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from crawlproject.models.modelfile import load_model, save_model
@@ -125,8 +126,6 @@ def examples_rank_higher(positive: np.ndarray, unlabelled: np.ndarray) -> bool:
     (Pr(an example's score > a page's) ≥ ½: the AUC of the two)."""
     if not len(positive) or not len(unlabelled):
         return True
-    from sklearn.metrics import roc_auc_score
-
     return bool(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))], np.r_[positive, unlabelled]) >= 0.5)
 
 
