@@ -54,10 +54,10 @@ from bench.quality import (
     POLITE_LATENCY_MS,
     corpus_files,
     data_folder,
+    leave_out,
     politeness,
     politeness_text,
     sample_topics,
-    topic_ids,
 )
 from bench.runner import CrawlJob, Variant, crawls_to_run, run_crawl_job
 from bench.topic_models import draw_examples
@@ -250,10 +250,7 @@ def main() -> int:
     section = args.name or f"judges-{name}"
     data = data_folder(section)
     corpus = load_corpus(warc, labels, ROOT / ".cache")
-    topics = derive_topics(corpus, rng_seed=args.seed, query="seed-terms")
-    if args.exclude_topics:
-        excluded = topic_ids(args.exclude_topics)
-        topics = [t for t in topics if t.id not in excluded]
+    topics = leave_out(derive_topics(corpus, rng_seed=args.seed, query="seed-terms"), args.exclude_topics)
     topics = [t for t in sample_topics(topics, args.topics, args.seed) if t.neighbors]
     variant = Variant.parse("link-learner")
     manner = f"delay{args.delay:g}-latency{args.latency_ms:g}"  # crawls of another politeness are not reused

@@ -134,6 +134,15 @@ def data_folder(section: str) -> Path:
     return ROOT / ".cache" / "bench" / section
 
 
+def leave_out(topics: list[Topic], path: Path | None) -> list[Topic]:
+    """*topics* without those *path* names (``--exclude-topics``: develop on
+    topics a report does not use)."""
+    if path is None:
+        return topics
+    excluded = topic_ids(path)
+    return [t for t in topics if t.id not in excluded]
+
+
 def topic_ids(path: Path) -> set[str]:
     """The topic ids a topics.jsonl or a topic-ids.txt (one per line) names."""
     if path.suffix == ".jsonl":
@@ -375,9 +384,7 @@ def main() -> int:
 
     corpus = load_corpus(warc, labels, ROOT / ".cache")
     topics = derive_topics(corpus, rng_seed=args.seed, query=args.query)
-    if args.exclude_topics:
-        excluded = topic_ids(args.exclude_topics)
-        topics = [t for t in topics if t.id not in excluded]
+    topics = leave_out(topics, args.exclude_topics)
     if args.topic_ids:
         wanted = set(args.topic_ids.split(","))
         unknown = wanted - {t.id for t in topics}
