@@ -181,11 +181,22 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         raise CrawlError(str(cause if cause is not None else failure)) from None
     if (failed := crawl_failure(crawler)) is not None:
         raise CrawlError(failed)
+    if _stats_of(crawler).get("focus/verdicts/changed"):  # the judge's final calls, as the files have them
+        from crawlproject.corpus.collection import judged, settle_record
+
+        judge = crawler.spider.judge  # type: ignore[union-attr]
+        for page in pages:
+            if judged(page):
+                settle_record(page, judge.calls)
     folder = _folder_of(crawler)
     summary_file = folder / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
-    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    stats = _stats_of(crawler)
     return Collection(pages, summary, folder, str(stats.get("finish_reason", "")), stats)
+
+
+def _stats_of(crawler: Crawler) -> dict[str, Any]:
+    return crawler.stats.get_stats() if crawler.stats is not None else {}
 
 
 @contextlib.contextmanager

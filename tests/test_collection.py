@@ -132,3 +132,41 @@ def test_a_page_that_declares_no_language_gets_the_one_its_text_is_in() -> None:
     assert language("<html><body><p>gnuplot terminal drivers</p></body></html>") is None  # too short to tell
     assert language(f'<html lang="fr"><body><p>{english}</p></body></html>') == "fr"  # what a page declares wins
     assert language(f"<html><body><p>{english}</p></body></html>", {"Content-Language": "en-US, de"}) == "en-us"
+
+
+def test_settling_refiles_pages_whose_call_changed_and_keeps_a_line_it_cannot_read(tmp_path: Path) -> None:
+    """The judge's final calls (crawlproject.corpus.collection.settle): a
+    page moves between relevant and irrelevant with its Markdown file, keeps
+    its first call, and a line cut short by a kill stays as it was."""
+    from crawlproject.corpus.collection import file_name, settle, write_markdown
+
+    def record(url: str, relevance: float, relevant: bool) -> dict[str, object]:
+        return {"url": url, "canonical_url": url, "relevance": relevance, "relevant": relevant, "status": 200,
+                "title": url, "markdown": f"# {url}"}
+
+    pages = [record("http://a.test/1", 0.3, False), record("http://a.test/2", 0.1, True),
+             record("http://a.test/3", 0.4, True)]
+    (tmp_path / "history.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pages) + '{"url": "http://a.te\n')
+    collection = tmp_path / "collection"
+    collection.mkdir()
+    (collection / "irrelevant.jsonl").write_text(json.dumps(pages[0]) + "\n")
+    (collection / "relevant.jsonl").write_text(json.dumps(pages[1]) + "\n" + json.dumps(pages[2]) + "\n")
+    for page in pages[1:]:
+        write_markdown(collection, "relevant", page)
+
+    settled = settle(tmp_path, lambda relevance: relevance >= 0.25)
+
+    assert (settled.judged, settled.relevant, settled.changed) == (3, 2, 2)
+    history = (tmp_path / "history.jsonl").read_text().splitlines()
+    assert history[-1] == '{"url": "http://a.te'  # not a record: kept, not lost
+    first = {r["url"]: r for r in map(json.loads, history[:-1])}
+    assert [first[p["url"]]["relevant"] for p in pages] == [True, False, True]
+    assert first["http://a.test/1"]["relevant_when_fetched"] is False
+    assert "relevant_when_fetched" not in first["http://a.test/3"]
+    relevant = [json.loads(line)["url"] for line in (collection / "relevant.jsonl").read_text().splitlines()]
+    irrelevant = [json.loads(line)["url"] for line in (collection / "irrelevant.jsonl").read_text().splitlines()]
+    assert (sorted(relevant), irrelevant) == (["http://a.test/1", "http://a.test/3"], ["http://a.test/2"])
+    assert sorted(path.name for path in (collection / "relevant").glob("*.md")) == sorted(
+        file_name(url) for url in relevant)
+    assert "relevant: true" in (collection / "relevant" / file_name("http://a.test/1")).read_text()
+    assert not list(tmp_path.rglob("*.settling"))

@@ -285,7 +285,12 @@ class CrawlProgress:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
         judge = getattr(spider, "judge", None)
         if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
-            result["relevant_called"] = self.called_relevant
+            settled = stats.get_value("focus/verdicts/relevant")
+            if settled is None:
+                result["relevant_called"] = self.called_relevant
+            else:  # its final calls, over the whole crawl (crawlproject.corpus.collection)
+                result["relevant_called"] = settled
+                result["relevant_called_when_fetched"] = self.called_relevant
             result["judge"] = judge.describe()
         if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
             final = self.estimate_remaining() or self.last_remaining

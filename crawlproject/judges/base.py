@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from crawlproject.judges.calibration import CrawlCalibration
     from crawlproject.web.page import Page
@@ -164,6 +164,18 @@ class PageJudge(ABC):
         """Preparing *page* failed: the judge calls it irrelevant rather than
         losing it (its links are followed last)."""
         return None
+
+    def settle(self, relevances: Iterable[float]) -> bool:
+        """The crawl is over. A judge calibrated on the crawl's own pages
+        refits on all of them (*relevances*: every page met, earlier runs of
+        a resumed crawl included), so a page met before its calibration knew
+        much is called by what the whole crawl showed. Whether its calls may
+        have changed: a judge whose probabilities are its own (a model,
+        labels) keeps them."""
+        if self.calibration is None:
+            return False
+        self.calibration.settle(relevances)
+        return True
 
     def precision(self) -> PrecisionEstimate | None:
         """Its estimate of the share of its relevant calls that are right."""

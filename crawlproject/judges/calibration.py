@@ -10,7 +10,10 @@ posterior of the highest component is the probability that a page of that
 score is relevant, and the judge calls relevant a page whose probability is
 ≥ 0.5. Refitted every ``REFIT_EVERY`` pages once ``MIN_PAGES`` have a score
 above 0; before that the judge knows no probability and calls as before (its
-fixed threshold).
+fixed threshold). When the crawl ends it is fitted once more, on every page
+met (:meth:`CrawlCalibration.settle`), and the crawl's files take its final
+calls (crawlproject.corpus.collection): a crawl meets the pages near its
+seeds first, often before the first fit.
 
 Chosen on the WebKB and PHP-manual crawls of bench.quality (best-first,
 Task 2, 300 fetches) against a fixed threshold, a two-component mixture
@@ -27,6 +30,10 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 import numpy as np
 
@@ -47,9 +54,17 @@ class CrawlCalibration:
         self._since_fit = 0
         #: (weights, means, standard deviations) of the mixture on log scores; the top last
         self.mixture: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.settled = False  #: fitted for the last time, on the whole crawl
+
+    def settle(self, scores: Iterable[float]) -> None:
+        """The crawl is over: fit on *scores*, every page it met, and no more."""
+        self.scores = deque((math.log(score) for score in scores if score > 0), maxlen=None)
+        if len(self.scores) >= MIN_PAGES:
+            self._fit()
+        self.settled = True
 
     def observe(self, score: float) -> None:
-        if score <= 0:
+        if score <= 0 or self.settled:
             return
         self.scores.append(math.log(score))
         self._since_fit += 1

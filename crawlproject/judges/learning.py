@@ -27,7 +27,7 @@ from scipy.sparse import csr_matrix, hstack, vstack
 from crawlproject.judges.base import PageJudge, PrecisionEstimate
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from sklearn.feature_extraction.text import HashingVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -102,6 +102,10 @@ class LabelTaughtJudge(PageJudge):
 
     def calls(self, relevance: float) -> bool:
         return relevance >= self.threshold if self.model is not None else self.base.calls(relevance)
+
+    def settle(self, relevances: Iterable[float]) -> bool:
+        """Its verdicts are the wrapped judge's until labels taught it: so is settling them."""
+        return self.base.settle(relevances) if self.model is None else False
 
     def precision(self) -> PrecisionEstimate | None:
         """The wrapped judge's estimate until labels have taught this one

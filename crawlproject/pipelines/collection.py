@@ -10,19 +10,20 @@ A crawl with no judge (breadth-first, a plain spider) has no verdicts: its
 pages go to ``pages.jsonl`` and ``pages/``. Only pages answered 2xx with a
 main text are collected; the rest are counted (``focus/collection/…``).
 Files are appended as pages arrive and flushed before the page's lease is
-acknowledged, as the history is: a resumed crawl writes on.
+acknowledged, as the history is: a resumed crawl writes on. When the crawl
+ends, a judge calibrated on the crawl's own pages settles its calls and the
+files are rewritten with them (crawlproject.corpus.collection).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
 from crawlproject import config
+from crawlproject.corpus.collection import kind_of, write_markdown
 from crawlproject.corpus.output import output_dir
 from crawlproject.items import RAW_FIELDS, PageItem
 from crawlproject.web.extract import detected_language, load_language_detector, main_text
@@ -33,34 +34,6 @@ if TYPE_CHECKING:
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
-
-#: The item's fields in a Markdown file's front matter, in this order.
-FRONT_MATTER = ("title", "url", "canonical_url", "relevant", "relevance", "language", "found_via", "parent_url",
-                "depth", "fetched_at", "status", "content_type")
-_NAME_PART = re.compile(r"[^A-Za-z0-9]+")
-
-
-def kind_of(item: PageItem) -> str:
-    """Which part of the collection a page belongs to."""
-    relevant = item.get("relevant")
-    return "pages" if relevant is None else ("relevant" if relevant else "irrelevant")
-
-
-def file_name(url: str) -> str:
-    """A readable, unique file name for a page: its host and path, then a
-    short hash of the whole URL.
-
-    >>> file_name("http://www.gnuplot.info/docs_5.4/loc3071.html")
-    'www-gnuplot-info-docs-5-4-loc3071-html-61b28198.md'
-    """
-    readable = _NAME_PART.sub("-", url.split("://", 1)[-1]).strip("-")[:80]
-    return f"{readable}-{hashlib.sha1(url.encode()).hexdigest()[:8]}.md"  # noqa: S324 (a name, not a secret)
-
-
-def front_matter(record: dict[str, Any]) -> str:
-    """YAML front matter: each value written as JSON, which YAML reads as it is."""
-    lines = [f"{name}: {json.dumps(record.get(name), ensure_ascii=False)}" for name in FRONT_MATTER]
-    return "---\n" + "\n".join(lines) + "\n---\n\n"
 
 
 class CollectionPipeline:
@@ -97,9 +70,7 @@ class CollectionPipeline:
         lines.write(json.dumps(record, ensure_ascii=False) + "\n")
         lines.flush()
         if kind != "irrelevant":
-            path = self._folder() / kind / file_name(item["canonical_url"])
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(front_matter(record) + found.markdown + "\n", encoding="utf-8")
+            write_markdown(self._folder(), kind, record)
         stats.inc_value(f"focus/collection/{kind}")
         return item
 

@@ -37,6 +37,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.corpus.collection import judged_relevances, settle
 from crawlproject.corpus.labels import parse_categories
 from crawlproject.corpus.output import crawl_output, earlier_runs
 from crawlproject.items import PageItem
@@ -205,6 +206,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         spider.strategy, spider.judge = spider.focus.strategy, spider.focus.judge
         crawler.signals.connect(spider._fetching, signals.request_reached_downloader)
         spider._batch_classifications(crawler)
+        # After the last batch is judged, before the summary (an extension's,
+        # connected later) counts the verdicts.
+        crawler.signals.connect(spider._settle_verdicts, signals.spider_closed)
         spider._check_seeds_reachable(crawler)
         # The output folder is settled now, before anything starts: a folder
         # of another crawl stops the crawl here; a resumed one numbers on.
@@ -213,6 +217,32 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         spider.max_links_per_page = config.get_int(settings, "FOCUS_MAX_LINKS_PER_PAGE")
         spider.near_duplicates = NearDuplicates.from_settings(settings)
         return spider
+
+    def _settle_verdicts(self) -> None:
+        """The crawl is over: a judge calibrated on the crawl's own pages
+        calls them all again, fitted on all of them, and the history and the
+        collection take its final calls (crawlproject.corpus.collection)."""
+        output = getattr(self, "crawl_output", None)
+        if self.judge is None or output is None:
+            return
+        if not self.judge.settle(judged_relevances(output.path) or list(self.judge.recent.values())):
+            return
+        try:
+            settled = settle(output.path, self.judge.calls)
+        except OSError as exc:
+            self.logger.warning("The crawl's final verdicts could not be written (%s): its files keep the calls "
+                                "made as each page was fetched", exc)
+            return
+        if not settled.judged:
+            return  # no history (FOCUS_HISTORY off): nothing to count them on
+        assert self.crawler is not None and self.crawler.stats is not None
+        self.crawler.stats.set_value("focus/verdicts/relevant", settled.relevant)
+        self.crawler.stats.set_value("focus/verdicts/changed", settled.changed)
+        self.logger.info(
+            "Verdicts settled: the judge's calibration, fitted on all %d pages judged, calls %d relevant "
+            "(%d calls changed since their page was fetched; history.jsonl and the collection say so)",
+            settled.judged, settled.relevant, settled.changed,
+        )
 
     def _fetching(self, request: Request, spider: Spider) -> None:
         """A request from the frontier reached the downloader: the strategy
