@@ -154,9 +154,11 @@ def test_settling_refiles_pages_whose_call_changed_and_keeps_a_line_it_cannot_re
     for page in pages[1:]:
         write_markdown(collection, "relevant", page)
 
-    settled = settle(tmp_path, lambda relevance: relevance >= 0.25)
+    refitted_on: list[list[float]] = []
+    settled = settle(tmp_path, lambda met: refitted_on.append(met) is None, lambda relevance: relevance >= 0.25)
 
-    assert (settled.judged, settled.relevant, settled.changed) == (3, 2, 2)
+    assert refitted_on == [[0.3, 0.1, 0.4]]
+    assert settled is not None and (settled.judged, settled.relevant, settled.changed) == (3, 2, 2)
     history = (tmp_path / "history.jsonl").read_text().splitlines()
     assert history[-1] == '{"url": "http://a.te'  # not a record: kept, not lost
     first = {r["url"]: r for r in map(json.loads, history[:-1])}

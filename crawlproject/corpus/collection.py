@@ -77,28 +77,23 @@ class Settled:
     changed: int = 0  #: of them, whose call is not the one made when fetched
 
 
-def judged_relevances(folder: Path) -> list[float]:
-    """The relevance of every page the history holds a verdict for."""
+def settle(folder: Path, refit: Callable[[list[float]], bool], calls: Callable[[float], bool]) -> Settled | None:
+    """The judge's final calls in the crawl's history and collection in
+    *folder*: *refit* is handed the relevance of every page the history holds
+    a verdict for and says whether the judge's calls may have changed; if
+    so, each page is called again by *calls* (relevance → relevant) and the
+    files are rewritten. None when the judge keeps its calls."""
     history = folder / "history.jsonl"
-    if not history.is_file():
-        return []
-    return [record["relevance"] for record in _records(history) if isinstance(record, dict) and judged(record)]
-
-
-def settle(folder: Path, calls: Callable[[float], bool]) -> Settled:
-    """Rewrite the crawl's history and collection in *folder* with the
-    judge's final *calls* (relevance → relevant)."""
-    settled = Settled()
-    history = folder / "history.jsonl"
-    if history.is_file():
-        records = list(_records(history))
-        for record in records:
-            if isinstance(record, dict) and judged(record):
-                settled.judged += 1
-                settled.changed += settle_record(record, calls)
-                settled.relevant += record["relevant"] and not record.get("near_duplicate_of")
-        if settled.changed:
-            _rewrite(history, records)
+    records = list(_records(history)) if history.is_file() else []
+    judged_records = [record for record in records if isinstance(record, dict) and judged(record)]
+    if not refit([record["relevance"] for record in judged_records]):
+        return None
+    settled = Settled(judged=len(judged_records))
+    for record in judged_records:
+        settled.changed += settle_record(record, calls)
+        settled.relevant += record["relevant"] and not record.get("near_duplicate_of")
+    if settled.changed:
+        _rewrite(history, records)
     _settle_collection(folder / "collection", calls)
     return settled
 

@@ -37,7 +37,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawlproject import config
 from crawlproject.config import SettingsError
-from crawlproject.corpus.collection import judged_relevances, settle
+from crawlproject.corpus.collection import settle
 from crawlproject.corpus.labels import parse_categories
 from crawlproject.corpus.output import crawl_output, earlier_runs
 from crawlproject.items import PageItem
@@ -222,19 +222,17 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         """The crawl is over: a judge calibrated on the crawl's own pages
         calls them all again, fitted on all of them, and the history and the
         collection take its final calls (crawlproject.corpus.collection)."""
-        output = getattr(self, "crawl_output", None)
-        if self.judge is None or output is None:
+        output, judge = getattr(self, "crawl_output", None), self.judge
+        if judge is None or output is None:
             return
-        if not self.judge.settle(judged_relevances(output.path) or list(self.judge.recent.values())):
-            return
-        try:
-            settled = settle(output.path, self.judge.calls)
+        try:  # fitted on the history's pages (a resumed crawl's earlier runs too), else on those it remembers
+            settled = settle(output.path, lambda met: judge.settle(met or list(judge.recent.values())), judge.calls)
         except OSError as exc:
             self.logger.warning("The crawl's final verdicts could not be written (%s): its files keep the calls "
                                 "made as each page was fetched", exc)
             return
-        if not settled.judged:
-            return  # no history (FOCUS_HISTORY off): nothing to count them on
+        if settled is None or not settled.judged:
+            return  # the judge keeps its calls, or no history holds any
         assert self.crawler is not None and self.crawler.stats is not None
         self.crawler.stats.set_value("focus/verdicts/relevant", settled.relevant)
         self.crawler.stats.set_value("focus/verdicts/changed", settled.changed)
