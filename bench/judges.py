@@ -200,6 +200,14 @@ def median_of(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def median_flag(results: list[dict[str, Any]], judge: str, kind: str) -> tuple[float | None, float | None]:
+    """The median topic's precision and recall of a judge's ``relevant`` flag
+    (*kind*: "flag" as fetched, "settled" at the crawl's end)."""
+    flags = [r["judges"][judge][kind] for r in results if kind in r["judges"][judge]]
+    return (median_of([f["precision"] or 0.0 for f in flags if f["recall"] is not None]),
+            median_of([f["recall"] for f in flags if f["recall"] is not None]))
+
+
 def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     lines = [
         "| judge | AUC on pages met | AUC over the corpus | precision (met) | recall (met) | pages called relevant "
@@ -213,12 +221,8 @@ def table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         precision, _ = mean_of([r["judges"][judge]["met"]["precision"] for r in results])
         recall, _ = mean_of([r["judges"][judge]["met"]["recall"] for r in results])
         called, _ = mean_of([r["judges"][judge]["met"]["called"] for r in results])
-        flags = [r["judges"][judge]["flag"] for r in results if "flag" in r["judges"][judge]]
-        flag_p = median_of([f["precision"] or 0.0 for f in flags if f["recall"] is not None])
-        flag_r = median_of([f["recall"] for f in flags if f["recall"] is not None])
-        settled = [r["judges"][judge]["settled"] for r in results if "settled" in r["judges"][judge]]
-        settled_p = median_of([f["precision"] or 0.0 for f in settled if f["recall"] is not None])
-        settled_r = median_of([f["recall"] for f in settled if f["recall"] is not None])
+        flag_p, flag_r = median_flag(results, judge, "flag")
+        settled_p, settled_r = median_flag(results, judge, "settled")
         means[judge] = {"auc": auc, "topics": n, "precision": precision, "recall": recall,
                         "flag_precision": flag_p, "flag_recall": flag_r,
                         "settled_precision": settled_p, "settled_recall": settled_r}
