@@ -49,7 +49,13 @@ from bench.topic_models import (
 from crawlproject.corpus.reader import Corpus, load_corpus
 from crawlproject.evaluation.evaluate import Evaluator, read_crawl, summarize
 from crawlproject.evaluation.report import markdown_tables, plot_trajectories, write_report
-from crawlproject.evaluation.topics import Topic, derive_topics, read_topics, write_topics
+from crawlproject.evaluation.topics import (
+    QUERY_KINDS,
+    Topic,
+    derive_topics,
+    read_topics,
+    write_topics,
+)
 from crawlproject.models.training_graph import link_graph
 from crawlproject.policy.scope import SCOPES
 from crawlproject.replay.process import ReplayProcess
@@ -314,7 +320,7 @@ def main() -> int:
         help="budgets count pages fetched with status 200 (dead fetches reported apart), or every fetch",
     )
     parser.add_argument(
-        "--query", choices=("seed-terms", "category"), default="seed-terms",
+        "--query", choices=QUERY_KINDS, default="seed-terms",
         help="the topics' queries: the seeds' most telling terms, or the category path's words",
     )
     parser.add_argument(

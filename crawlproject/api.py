@@ -51,8 +51,11 @@ class Collection:
 
     @property
     def relevant(self) -> list[dict[str, Any]]:
-        """The pages the judge called relevant."""
-        return [page for page in self.pages if page.get("relevant")]
+        """The pages the judge called relevant (a near-duplicate of a page
+        fetched before is no new one: the crawl's one count)."""
+        from crawlproject.corpus.collection import counts_as_relevant
+
+        return [page for page in self.pages if counts_as_relevant(page)]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.pages)

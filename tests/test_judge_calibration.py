@@ -50,7 +50,8 @@ def test_a_query_crawl_reports_the_relevant_pages_it_fetched_as_found(tmp_path: 
     # the summary counts distinct pages: a near-duplicate of a page fetched before is no new one
     distinct = [r for r in result.history if r["relevant"] and not r.get("near_duplicate_of")]
     assert result.summary["relevant_called"] == len(distinct)
-    assert result.summary["judge"]["precision"]["basis"] == "calibration"
+    # a mixture on cosines is no probability: it stated 91 % where the labels measured 36 % (issue 58)
+    assert result.summary["judge"]["precision"] is None
     assert result.summary["remaining"]["found"] > 0.5 * len(relevant)  # "left" is estimated, not "unknown"
 
 

@@ -5,6 +5,12 @@ the end of a crawl (issue 50 §2)::
     collection/relevant.jsonl      one line per relevant page: its item, text and Markdown included
     collection/irrelevant.jsonl    the same for the pages the judge did not call relevant
     collection/relevant/NAME.md    a relevant page's Markdown under a YAML front matter of its item
+    collection/near-duplicates.jsonl  pages that nearly copy one fetched before (a mirror, a print view)
+
+**One count.** The relevant pages of a crawl are the pages its judge called
+relevant that are no near-duplicate of a page fetched before
+(:func:`counts_as_relevant`): the summary, the report, the collection,
+``crawlproject.crawl`` and the dashboard all count them so.
 
 A judge calibrated on the crawl's own pages (a query judge) calls each page
 as it arrives with what the crawl has shown so far — and the pages near the
@@ -38,10 +44,19 @@ KINDS = ("relevant", "irrelevant")
 
 
 def kind_of(record: Any) -> str:
-    """Which part of the collection a page belongs to: no verdict (a crawl
-    with no judge) → ``pages``."""
+    """Which part of the collection a page belongs to: a copy of a page
+    fetched before → ``near-duplicates``; no verdict (a crawl with no
+    judge) → ``pages``."""
+    if record.get("near_duplicate_of"):
+        return "near-duplicates"
     relevant = record.get("relevant")
     return "pages" if relevant is None else ("relevant" if relevant else "irrelevant")
+
+
+def counts_as_relevant(record: Any) -> bool:
+    """Whether a page's record counts among the crawl's relevant pages:
+    called relevant, and no near-duplicate of a page fetched before."""
+    return record.get("relevant") is True and not record.get("near_duplicate_of")
 
 
 def file_name(url: str) -> str:
@@ -77,24 +92,26 @@ class Settled:
     changed: int = 0  #: of them, whose call is not the one made when fetched
 
 
-def settle(folder: Path, refit: Callable[[list[float]], bool], calls: Callable[[float], bool]) -> Settled | None:
+def settle(folder: Path, refit: Callable[[list[float]], bool], calls: Callable[[float], bool]) -> Settled:
     """The judge's final calls in the crawl's history and collection in
     *folder*: *refit* is handed the relevance of every page the history holds
-    a verdict for and says whether the judge's calls may have changed; if
-    so, each page is called again by *calls* (relevance → relevant) and the
-    files are rewritten. None when the judge keeps its calls."""
+    a verdict for (near-duplicates left out: copies, not pages) and says
+    whether the judge's calls may have changed; if so, each page is called
+    again by *calls* (relevance → relevant) and the files are rewritten.
+    What it counts is the crawl's one count of relevant pages."""
     history = folder / "history.jsonl"
     records = list(_records(history)) if history.is_file() else []
     judged_records = [record for record in records if isinstance(record, dict) and judged(record)]
-    if not refit([record["relevance"] for record in judged_records]):
-        return None
-    settled = Settled(judged=len(judged_records))
+    pages = [record for record in judged_records if not record.get("near_duplicate_of")]
+    changes = refit([record["relevance"] for record in pages])
+    settled = Settled(judged=len(pages))
     for record in judged_records:
-        settled.changed += settle_record(record, calls)
-        settled.relevant += record["relevant"] and not record.get("near_duplicate_of")
+        settled.changed += int(changes and settle_record(record, calls))
+    settled.relevant = sum(counts_as_relevant(record) for record in pages)
     if settled.changed:
         _rewrite(history, records)
-    _settle_collection(folder / "collection", calls)
+    if changes:
+        _settle_collection(folder / "collection", calls)
     return settled
 
 

@@ -24,6 +24,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from crawlproject.corpus.collection import counts_as_relevant  # noqa: E402
 from crawlproject.web.urls import host_of  # noqa: E402
 
 REPORT_NAME = "report.html"
@@ -73,7 +74,7 @@ def harvest_plot(history: list[dict[str, Any]]) -> str:
     xs, ys = [], []
     per_host: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for fetch, record in enumerate(history, 1):
-        if record.get("relevant"):
+        if counts_as_relevant(record):
             total += 1
             host = host_of(record.get("url") or "")
             by_host[host] += 1
@@ -135,7 +136,15 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
         rows.append(("the judge's precision (estimated)",
                      f"{precision['value']:.0%} ({precision['low']:.0%}–{precision['high']:.0%}, from its {precision['basis']})"))
     elif judge:
-        rows.append(("the judge's precision", "unknown: label pages in the dashboard to estimate it"))
+        rows.append(("the judge's precision (estimated)", "unknown: label pages in the dashboard to estimate it"))
+    measured = summary.get("judge_by_labels")
+    if measured:  # the crawl had labels (FOCUS_LABELS): the judge's calls measured by them
+        rows.append(("the judge's precision, by the labels", (
+            f"{measured['precision']:.0%} ({measured['low']:.0%}–{measured['high']:.0%}): "
+            f"{measured['labelled_relevant']:,} of the {measured['called']:,} pages it called relevant are labelled relevant"
+        ) if measured.get("called") else "– (it called no page relevant)"))
+    if judge.get("threshold") is not None:
+        rows.append(("called relevant from relevance", f"{judge['threshold']:.3g}"))
     left = summary.get("remaining")
     if left:
         rows.append(("relevant pages left (estimated)",
@@ -155,7 +164,7 @@ def render(folder: Path) -> str:
     summary = _read_json(folder / "summary.json")
     crawl = _read_json(folder / "crawl.json")
     by_url = {str(r.get("url")): r for r in history}
-    relevant = sorted((r for r in history if r.get("relevant")), key=lambda r: -(r.get("relevance") or 0.0))
+    relevant = sorted((r for r in history if counts_as_relevant(r)), key=lambda r: -(r.get("relevance") or 0.0))
     judge = (summary.get("judge") or {}).get("judge")
     name = " · ".join(str(part) for part in (
         summary.get("spider") or crawl.get("spider"), summary.get("strategy"), judge and f"judge {judge}",
@@ -168,7 +177,7 @@ def render(folder: Path) -> str:
         status = int(record["status"]) if record.get("status") is not None else None
         counts["ok"] += int(status is not None and 200 <= status < 300)
         counts["dead"] += int(status is None or status >= 400)
-        counts["relevant"] += int(bool(record.get("relevant")))
+        counts["relevant"] += int(counts_as_relevant(record))
     host_rows = "".join(
         f"<tr><td>{html.escape(host)}</td><td>{c['fetched']}</td><td>{c['ok']}</td><td>{c['relevant']}</td><td>{c['dead']}</td></tr>"
         for host, c in sorted(hosts.items(), key=lambda kv: (-kv[1]["relevant"], -kv[1]["fetched"]))

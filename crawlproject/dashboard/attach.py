@@ -49,7 +49,10 @@ class FolderBackend:
             self.watch.labelled(key, relevant, {"from": "the labels file"})
         summary = self.folder / "summary.json"
         if summary.is_file() and self.watch.finished is None:
-            self.watch.finished = json.loads(summary.read_text(encoding="utf-8")).get("finish_reason", "finished")
+            said = json.loads(summary.read_text(encoding="utf-8"))
+            self.watch.finished = said.get("finish_reason", "finished")
+            if isinstance(said.get("relevant_called"), int):  # the judge's final calls: the crawl's one count
+                self.watch.judged_relevant = said["relevant_called"]
 
     def snapshot(self) -> dict[str, Any]:
         self._follow()

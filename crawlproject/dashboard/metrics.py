@@ -59,7 +59,7 @@ class CrawlCollector:
         yield counter("crawl_pages_ok", "Pages answered 2xx", pages["ok"])
         yield counter("crawl_dead_links", "Links that led to no page (4xx/5xx or a failed fetch)", pages["dead"])
         relevant = CounterMetricFamily("crawl_relevant_pages", "Relevant pages, by the crawl's own judge "
-                                       "(relevance ≥ 0.5), by FOCUS_LABELS, by the user's labels",
+                                       "(its calls, at the threshold in force), by FOCUS_LABELS, by the user's labels",
                                        labels=[*names, "by"])
         relevant.add_metric([*values, "judge"], pages["judged_relevant"])
         if pages["labelled_relevant"] is not None:

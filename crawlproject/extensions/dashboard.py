@@ -163,6 +163,9 @@ class CrawlDashboard:
             if loop.running:
                 loop.stop()
         self.watch.finished = reason
+        settled = self.crawler.stats.get_value("focus/verdicts/relevant") if self.crawler.stats is not None else None
+        if settled is not None:  # the judge's final calls over the whole crawl: the crawl's one count
+            self.watch.judged_relevant = settled
         self.watch.sample()
         self._publish()
         if self.linger > 0 and self.listening is not None:

@@ -93,6 +93,9 @@ class CrawlProgress:
         self.relevance_sum = 0.0
         self.relevance_count = 0
         self.called_relevant = 0  # pages the judge called relevant (the items' `relevant`)
+        #: with labels: each judged page's relevance, its call and its label, for the
+        #: precision of the judge's final calls by the labels
+        self.labelled_verdicts: dict[str, tuple[float, bool, bool]] = {}
         self.started = time.monotonic()
         self._loop: task.LoopingCall | None = None
         #: Pages counted from responses, for spiders that yield no PageItem.
@@ -156,14 +159,16 @@ class CrawlProgress:
         if status == 200:
             self.ok_pages += 1
         if status == 200 and not item.get("near_duplicate_of"):  # a copy of a page fetched before brings nothing new
+            labelled = False
             if self.labels is not None:
-                category = self.labels.get(item.get("canonical_url", ""))
-                if is_relevant(category, self.relevant):
-                    self.relevant_pages += 1
+                labelled = is_relevant(self.labels.get(item.get("canonical_url", "")), self.relevant)
+                self.relevant_pages += labelled
             relevance = item.get("relevance")
             if relevance is not None:
                 self.relevance_sum += relevance
                 self.relevance_count += 1
+                if self.labels is not None and isinstance(item.get("relevant"), bool):
+                    self.labelled_verdicts[item.get("canonical_url", "")] = (relevance, item["relevant"], labelled)
             self.called_relevant += item.get("relevant") is True
         self._observe_remaining(item, spider)
         if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
@@ -286,12 +291,13 @@ class CrawlProgress:
         judge = getattr(spider, "judge", None)
         if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
             settled = stats.get_value("focus/verdicts/relevant")
-            if settled is None:
-                result["relevant_called"] = self.called_relevant
-            else:  # its final calls, over the whole crawl (crawlproject.corpus.collection)
-                result["relevant_called"] = settled
+            # its final calls, over the whole crawl (crawlproject.corpus.collection), else this run's
+            result["relevant_called"] = self.called_relevant if settled is None else settled
+            if stats.get_value("focus/verdicts/changed", 0):
                 result["relevant_called_when_fetched"] = self.called_relevant
             result["judge"] = judge.describe()
+            if self.labels is not None:
+                result["judge_by_labels"] = self.judge_by_labels(judge, bool(stats.get_value("focus/verdicts/changed")))
         if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
             final = self.estimate_remaining() or self.last_remaining
             if final is not None:
@@ -301,6 +307,23 @@ class CrawlProgress:
         if indexed is not None:  # FOCUS_INDEX_DIR: what the search index got
             result["pages_indexed"] = indexed
         return result
+
+    def judge_by_labels(self, judge: Any, settled: bool) -> dict[str, Any]:
+        """How many of the judge's relevant calls (final: *settled* when the
+        crawl's verdicts were called again) the labels say are relevant: its
+        precision measured, beside the one it states."""
+        from crawlproject.judges.base import wilson
+
+        called = right = 0
+        for relevance, when_fetched, labelled in self.labelled_verdicts.values():
+            if judge.calls(relevance) if settled else when_fetched:
+                called += 1
+                right += labelled
+        found: dict[str, Any] = {"called": called, "labelled_relevant": right}
+        if called:
+            low, high = wilson(right, called)
+            found |= {"precision": round(right / called, 4), "low": round(low, 4), "high": round(high, 4)}
+        return found
 
     def log_progress(self) -> None:
         elapsed = max(time.monotonic() - self.started, 1e-9)

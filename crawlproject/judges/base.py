@@ -15,16 +15,19 @@ user's labels — without a strategy knowing (docs/architecture.md,
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from crawlproject.models.intervals import PRECISION_MARGIN, stated_interval, wilson
+
+__all__ = ["CallTally", "PageJudge", "PrecisionEstimate", "wilson"]
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from crawlproject.judges.calibration import CrawlCalibration
+    from crawlproject.judges.calibration import Calibration
     from crawlproject.web.page import Page
 
 
@@ -57,6 +60,8 @@ class CallTally:
         self.calls = 0
         self.calibrated_calls = 0
         self.probability_sum = 0.0
+        #: Σ p(1 − p) over the calibrated calls: the variance of the count of right calls
+        self.variance_sum = 0.0
         self.labelled_calls = 0
         self.labelled_right = 0
 
@@ -67,23 +72,32 @@ class CallTally:
         if probability is not None:
             self.calibrated_calls += 1
             self.probability_sum += probability
+            self.variance_sum += probability * (1.0 - probability)
+
+    def recount(self, calls: Iterable[tuple[bool, float | None]]) -> None:
+        """The calls made anew (the crawl's verdicts settled): the labels stay."""
+        self.calls = self.calibrated_calls = 0
+        self.probability_sum = self.variance_sum = 0.0
+        for called, probability in calls:
+            self.record(called, probability)
 
     def label(self, called: bool, relevant: bool) -> None:
         if called:
             self.labelled_calls += 1
             self.labelled_right += int(relevant)
 
-    def estimate(self) -> PrecisionEstimate | None:
+    def estimate(self, margin: float = 0.0) -> PrecisionEstimate | None:
         """From the labels once there are enough, else from the calibrated
-        probabilities (their mean over the calls is the expected precision);
-        None when the judge knows neither."""
+        probabilities (their mean over the calls is the expected precision;
+        the interval: the count's own spread, 1.96 standard deviations,
+        widened by *margin* for what the calibration gets wrong); None when
+        the judge knows neither."""
         if self.labelled_calls >= self.ENOUGH_LABELS:
             low, high = wilson(self.labelled_right, self.labelled_calls)
             return PrecisionEstimate(self.labelled_right / self.labelled_calls, low, high, "labels", self.calls)
         if self.calibrated_calls:
-            mean = self.probability_sum / self.calibrated_calls
-            low, high = wilson(mean * self.calibrated_calls, self.calibrated_calls)
-            return PrecisionEstimate(mean, low, high, "calibration", self.calls)
+            low, high = stated_interval(self.probability_sum, self.variance_sum, self.calibrated_calls, margin)
+            return PrecisionEstimate(self.probability_sum / self.calibrated_calls, low, high, "calibration", self.calls)
         return None
 
 
@@ -101,9 +115,9 @@ class PageJudge(ABC):
     def __init__(self) -> None:
         self.tally = CallTally()
         self.recent: OrderedDict[str, float] = OrderedDict()
-        #: a judge whose scores are no probabilities learns what they mean on
-        #: the crawl's own pages (crawlproject.judges.calibration); None: it needs not
-        self.calibration: CrawlCalibration | None = None
+        #: what its scores mean on the crawl's own pages (crawlproject.judges.calibration):
+        #: a query judge's mixture, a model's prior shift; None: they are what they say
+        self.calibration: Calibration | None = None
 
     @abstractmethod
     def score(self, page: Page) -> float:
@@ -133,6 +147,12 @@ class PageJudge(ABC):
             if probability is not None:
                 return probability >= 0.5
         return relevance >= self.threshold
+
+    def threshold_in_force(self) -> float | None:
+        """The relevance from which the judge calls a page relevant now
+        (its calibration's, else its fixed threshold). None: its
+        calibration calls no relevance it has seen relevant."""
+        return self.threshold if self.calibration is None else self.calibration.threshold()
 
     def relevance(self, page: Page) -> float:
         """The relevance of a page the crawl fetched: scored, and counted
@@ -169,17 +189,24 @@ class PageJudge(ABC):
         """The crawl is over. A judge calibrated on the crawl's own pages
         refits on all of them (*relevances*: every page met, earlier runs of
         a resumed crawl included), so a page met before its calibration knew
-        much is called by what the whole crawl showed. Whether its calls may
-        have changed: a judge whose probabilities are its own (a model,
-        labels) keeps them."""
-        if self.calibration is None:
-            return False
-        self.calibration.settle(relevances)
-        return True
+        much is called by what the whole crawl showed; its calls are counted
+        anew for its precision (every judge's: the crawl's one count).
+        Whether its calls may have changed: a judge whose relevances are
+        what they say (a page's labels, a context graph's layer) keeps them."""
+        relevances = list(relevances)
+        if self.calibration is not None:
+            self.calibration.settle(relevances)
+        self.tally.recount((self.calls(r), self.probability(r)) for r in relevances)
+        return self.calibration is not None
 
     def precision(self) -> PrecisionEstimate | None:
-        """Its estimate of the share of its relevant calls that are right."""
-        return self.tally.estimate()
+        """Its estimate of the share of its relevant calls that are right:
+        from the user's labels, else from calibrated probabilities that
+        deserve the word (a query judge's mixture does not: None, unknown)."""
+        if self.calibration is not None and not self.calibration.states_precision \
+                and self.tally.labelled_calls < self.tally.ENOUGH_LABELS:
+            return None
+        return self.tally.estimate(PRECISION_MARGIN)
 
     def label(self, key: str, relevant: bool) -> dict[str, Any]:
         """The user says the fetched page *key* is or is not relevant. A
@@ -200,19 +227,7 @@ class PageJudge(ABC):
     def describe(self) -> dict[str, Any]:
         """For a person (the dashboard): what the judge is and how sure it is."""
         estimate = self.precision()
-        return {"judge": self.name, "threshold": self.threshold, "called_relevant": self.tally.calls,
+        threshold = self.threshold_in_force()
+        return {"judge": self.name, "threshold": threshold,
+                "called_relevant": self.tally.calls,
                 "precision": estimate.as_dict() if estimate is not None else None}
-
-
-def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson's 95 % interval of a proportion (sound for small counts).
-
-    >>> [round(x, 3) for x in wilson(8, 10)]
-    [0.49, 0.943]
-    """
-    if trials == 0:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)

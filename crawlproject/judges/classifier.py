@@ -1,6 +1,12 @@
 """Judges backed by a trained model: a taxonomy classifier with good
 categories (SPEC §2's R(p)), and a topic learnt from example pages
-(crawlproject.models.topic_page: calibrated, so it knows its precision)."""
+(crawlproject.models.topic_page: calibrated, so it knows its precision).
+
+Both models' probabilities hold where they were trained: the taxonomy's
+labelled pages, the pages near the seeds. A focused crawl meets another
+share of relevant pages, so each judge moves them to the share it
+re-estimates on the crawl's own pages (crawlproject.judges.calibration,
+:class:`PriorShift`) — during the crawl, and once more at its end."""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from crawlproject.judges.base import PageJudge, PrecisionEstimate, wilson
+from crawlproject.judges.base import PageJudge
+from crawlproject.judges.calibration import Calibration, CrawlRefit, PriorShift
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -58,6 +65,7 @@ class ClassifierJudge(PageJudge):
         self.home = home
         self.on_classified = on_classified
         self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+        self.calibration = PriorShift(model.prior_of(self.good))
 
     def classify(self, pages: Sequence[Page]) -> list[Verdict]:
         """Classify *pages* together; each page's verdict is kept for its links."""
@@ -106,26 +114,37 @@ class ClassifierJudge(PageJudge):
         return self.verdict(page).relevance
 
 
+#: How a topic from examples learns what its probabilities mean on the
+#: crawl's pages (crawlproject.judges.calibration): "scott" (the share of
+#: relevant pages by where the held-out examples score among the crawl's, the
+#: probabilities moved to it), "em" (Saerens et al.'s EM on the probabilities),
+#: "refit" (the model's calibration fitted anew on the crawl's pages), "none"
+#: (the pages near the seeds' probabilities). Chosen leaving one corpus out
+#: (bench.judges; docs/strategies.md, "How sure a judge is").
+EXAMPLES_CALIBRATION = "scott"
+
+
+def examples_calibration(model: TopicPageModel, kind: str = EXAMPLES_CALIBRATION) -> Calibration | None:
+    """The calibration *kind* for a topic from examples (a model saved
+    before it kept its examples' probabilities: EM)."""
+    examples = model.example_probabilities if len(model.example_probabilities) else None
+    if kind == "none":
+        return None
+    if kind == "refit" and examples is not None:
+        return CrawlRefit(examples)
+    return PriorShift(model.prior, examples if kind == "scott" else None)
+
+
 class ExamplesJudge(PageJudge):
-    """A topic learnt from example pages (0.5 at its threshold); its
-    precision is the one its training estimated on pages near the seeds,
-    until the user's labels of its calls measure it."""
+    """A topic learnt from example pages: Pr(relevant | page) among the pages
+    near the seeds, moved to the share of relevant pages the crawl meets."""
 
     name: ClassVar[str] = "examples"
 
-    def __init__(self, model: TopicPageModel):
+    def __init__(self, model: TopicPageModel, calibration: str = EXAMPLES_CALIBRATION):
         super().__init__()
         self.model = model
+        self.calibration = examples_calibration(model, calibration)
 
     def score(self, page: Page) -> float:
         return float(self.model.relevance([page.text])[0])
-
-    def precision(self) -> PrecisionEstimate | None:
-        measured = super().precision()
-        estimate = self.model.report.get("on_unlabelled") or {}
-        if measured is not None or estimate.get("precision") is None:
-            return measured
-        value = float(estimate["precision"])
-        pages = int(self.model.report.get("unlabelled", 0))
-        low, high = wilson(value * pages, pages)
-        return PrecisionEstimate(value, low, high, "training (pages near the seeds)", self.tally.calls)

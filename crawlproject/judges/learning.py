@@ -5,8 +5,11 @@ Until the user has labelled a relevant and an irrelevant page it answers as
 the judge it wraps (the query's, a model's). From then on its relevance is
 a logistic regression over the page's terms (hashed, log-scaled counts, rows
 L2-normalised) and the wrapped judge's own relevance, fitted on the
-labelled pages: a probability, so its mean over its relevant calls is its
-expected precision, and the labels of pages it called relevant measure it.
+labelled pages with both kinds weighing alike: a probability where half
+the pages are relevant, moved to the share the crawl meets
+(crawlproject.judges.calibration, :class:`PriorShift`, on the probabilities
+of the pages fetched since it learnt). Its mean over its relevant calls is
+its expected precision, and the labels of pages it called relevant measure it.
 
 **Active learning** (uncertainty sampling, Lewis & Gale 1994): the pages
 it asks about are the fetched, unlabelled pages whose probability is
@@ -25,6 +28,7 @@ import numpy as np
 from scipy.sparse import csr_matrix, hstack, vstack
 
 from crawlproject.judges.base import PageJudge, PrecisionEstimate
+from crawlproject.judges.calibration import PriorShift
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -58,6 +62,8 @@ class LabelTaughtJudge(PageJudge):
         self.remembered = remembered
         self.labels: dict[str, tuple[csr_matrix, bool]] = {}
         self.model: LogisticRegression | None = None
+        #: its model's probabilities (trained on balanced classes) where the crawl is
+        self.shift = PriorShift(0.5)
 
     # -- the port -----------------------------------------------------------------------
 
@@ -95,17 +101,28 @@ class LabelTaughtJudge(PageJudge):
             self.pages.popitem(last=False)
         if self.model is None:
             return base
-        return float(self.model.predict_proba(self._features([(page.text, base)]))[0, 1])
+        probability = float(self.model.predict_proba(self._features([(page.text, base)]))[0, 1])
+        self.shift.observe(probability)
+        return probability
 
     def probability(self, relevance: float) -> float | None:
-        return relevance if self.model is not None else self.base.probability(relevance)
+        return self.shift.probability(relevance) if self.model is not None else self.base.probability(relevance)
 
     def calls(self, relevance: float) -> bool:
-        return relevance >= self.threshold if self.model is not None else self.base.calls(relevance)
+        return self.shift.probability(relevance) >= 0.5 if self.model is not None else self.base.calls(relevance)
+
+    def threshold_in_force(self) -> float | None:
+        return self.shift.threshold() if self.model is not None else self.base.threshold_in_force()
 
     def settle(self, relevances: Iterable[float]) -> bool:
-        """Its verdicts are the wrapped judge's until labels taught it: so is settling them."""
-        return self.base.settle(relevances) if self.model is None else False
+        """Its verdicts are the wrapped judge's until labels taught it: so is
+        settling them. Once taught, the history's relevances were made by
+        several models (one per label): its calls stay as made."""
+        if self.model is None:
+            settled = self.base.settle(relevances)
+            self.tally = self.base.tally  # its count is the wrapped judge's
+            return settled
+        return False
 
     def precision(self) -> PrecisionEstimate | None:
         """The wrapped judge's estimate until labels have taught this one

@@ -187,6 +187,11 @@ class TaxonomyClassifier:
         self._compiled = _Compiled(np.ascontiguousarray(np.vstack(weights).T), np.concatenate(priors), steps)
         return self._compiled
 
+    def prior_of(self, nodes: Iterable[int]) -> float:
+        """Pr(a page is in one of *nodes*) before its text is read: the
+        share of the training pages the model learnt (its classes' priors)."""
+        return float(self.proba(self.features([""]))[0, list(nodes)].sum())  # no term: the priors alone
+
     # -- decisions over probabilities --------------------------------------------
 
     def good_nodes(self, good: Iterable[str]) -> list[int]:

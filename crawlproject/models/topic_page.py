@@ -51,6 +51,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
+from crawlproject.models.intervals import PRECISION_MARGIN, stated_interval
 from crawlproject.models.modelfile import load_model, save_model
 from crawlproject.web.text import TermAnalyzer
 
@@ -82,6 +83,8 @@ class Expectations:
     precision: float
     recall: float
     called: float  # share of them it calls relevant
+    precision_low: float = 0.0  # the interval of the precision (crawlproject.judges.base.stated_interval)
+    precision_high: float = 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 4) for k, v in self.__dict__.items()}
@@ -168,6 +171,11 @@ class TopicPageModel:
         self.calibration = "logistic"
         self.c = 1.0
         self.report: dict[str, Any] = {}
+        #: Pr(relevant) of each page near the seeds, from a model trained without it (fit(): not saved)
+        self.unlabelled_probabilities = np.zeros(0)
+        #: Pr(relevant) of each relevant example, from a model trained without it: where a
+        #: relevant page scores, for a crawl to estimate its own share of them (crawlproject.judges.calibration)
+        self.example_probabilities = np.zeros(0)
 
     # -- training ---------------------------------------------------------------------
 
@@ -208,6 +216,7 @@ class TopicPageModel:
             scores[unscored] = self.classifier.decision_function(features[np.flatnonzero(unscored)])
         positive, rest = scores[: len(relevant)], scores[start:]
         self.calibrate(positive, rest if len(rest) else scores[len(relevant):], examples_only=not len(rest))
+        self.example_probabilities = self._probability(positive)
         self.report = {
             "relevant": len(relevant), "irrelevant": len(irrelevant), "unlabelled": len(unlabelled), "folds": folds,
             "reliable_negatives": len(negatives) if len(unlabelled) else 0,
@@ -251,13 +260,18 @@ class TopicPageModel:
         is its precision there; their share of the expected relevant pages,
         its recall."""
         probability = self._probability(unlabelled)
+        self.unlabelled_probabilities = probability
         called = probability >= 0.5
         expected = float(probability.sum())
+        chosen = probability[called]
+        low, high = stated_interval(float(chosen.sum()), float((chosen * (1 - chosen)).sum()), int(called.sum()),
+                                    PRECISION_MARGIN) if called.any() else (0.0, 1.0)
         return Expectations(
             relevant_share=expected / max(len(probability), 1),
-            precision=float(probability[called].mean()) if called.any() else 0.0,
-            recall=float(probability[called].sum() / expected) if expected else 0.0,
+            precision=float(chosen.mean()) if called.any() else 0.0,
+            recall=float(chosen.sum() / expected) if expected else 0.0,
             called=float(called.mean()) if len(called) else 0.0,
+            precision_low=low, precision_high=high,
         )
 
     # -- use --------------------------------------------------------------------------
@@ -283,7 +297,8 @@ class TopicPageModel:
 
     def save(self, path: str | Path) -> None:
         meta = {"stem": self.stem, "slope": self.slope, "offset": self.offset, "prior": self.prior,
-                "calibration": self.calibration, "c": self.c, "report": self.report}
+                "calibration": self.calibration, "c": self.c, "report": self.report,
+                "example_probabilities": [float(p) for p in self.example_probabilities]}
         save_model(path, FORMAT, meta, {
             "idf": self.tfidf.idf_, "coef": self.classifier.coef_, "intercept": self.classifier.intercept_,
             "classes": self.classifier.classes_,
@@ -297,6 +312,7 @@ class TopicPageModel:
         model.prior = float(meta.get("prior", 0.5))
         model.calibration = str(meta.get("calibration", "elkan-noto"))  # a model saved before: as it was trained
         model.report = meta.get("report") or {}
+        model.example_probabilities = np.asarray(meta.get("example_probabilities") or [], dtype=float)
         model.tfidf.idf_ = arrays["idf"]
         model.classifier.coef_ = arrays["coef"]
         model.classifier.intercept_ = arrays["intercept"]
@@ -304,6 +320,15 @@ class TopicPageModel:
         model.classifier.n_features_in_ = arrays["coef"].shape[1]
         return model
 
+
+
+def _precision(estimate: dict[str, Any]) -> str:
+    """A stated precision with its interval ("unknown" when it calls nothing)."""
+    if not estimate.get("called"):
+        return "unknown (it calls none of them relevant)"
+    low, high = estimate.get("precision_low"), estimate.get("precision_high")
+    interval = f" ({low:.0%}–{high:.0%})" if low is not None and high is not None else ""
+    return f"{estimate['precision']:.0%}{interval}"
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -317,9 +342,11 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(
             f"On the pages near the seeds — what a crawl from them meets — it expects about "
             f"{estimate['relevant_share']:.0%} to be relevant and calls {estimate['called']:.0%} relevant: "
-            f"estimated precision {estimate['precision']:.0%}, recall {estimate['recall']:.0%} "
+            f"estimated precision {_precision(estimate)}, recall {estimate['recall']:.0%} "
             "(positive-unlabelled estimates; label pages on the dashboard to measure them)."
         )
+        lines.append("A crawl meets another share of relevant pages than the pages near its seeds: it re-estimates "
+                     "the share on its own pages and calls them by it (its summary states its own precision).")
     else:
         lines.append("WARNING: no page near the seeds: the model's precision on a crawl's pages cannot be estimated")
     if report.get("irrelevant_called") is not None:

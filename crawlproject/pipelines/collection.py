@@ -7,8 +7,12 @@ takes in — relevant and irrelevant pages apart, as the judge called them::
     collection/relevant/NAME.md    a relevant page's Markdown under a YAML front matter of its item
 
 A crawl with no judge (breadth-first, a plain spider) has no verdicts: its
-pages go to ``pages.jsonl`` and ``pages/``. Only pages answered 2xx with a
-main text are collected; the rest are counted (``focus/collection/…``).
+pages go to ``pages.jsonl`` and ``pages/``; a near-duplicate of a page
+fetched before goes to ``near-duplicates.jsonl`` (crawlproject.corpus.collection:
+the crawl's one count of relevant pages). Every page answered 2xx with a
+body is collected: a page whose main text the extractor cannot find keeps
+its whole visible text, the text its judge read (counted
+``focus/collection/no_main_text``); the rest are counted too.
 Files are appended as pages arrive and flushed before the page's lease is
 acknowledged, as the history is: a resumed crawl writes on. When the crawl
 ends, a judge calibrated on the crawl's own pages settles its calls and the
@@ -26,7 +30,12 @@ from crawlproject import config
 from crawlproject.corpus.collection import kind_of, write_markdown
 from crawlproject.corpus.output import output_dir
 from crawlproject.items import RAW_FIELDS, PageItem
-from crawlproject.web.extract import detected_language, load_language_detector, main_text
+from crawlproject.web.extract import (
+    detected_language,
+    load_language_detector,
+    main_text,
+    whole_text,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,9 +67,9 @@ class CollectionPipeline:
         if status is None or not 200 <= status < 300 or not item.get("body"):
             return item
         found = main_text(item["body"], item["url"])
-        if found is None:
+        if found is None:  # a relevant page is still a relevant page: the text the judge read
             stats.inc_value("focus/collection/no_main_text")
-            return item
+            found = whole_text(item["body"], item["url"])
         item["text"], item["markdown"] = found.text, found.markdown
         if not item.get("language"):  # the page declares none: the one its main text is in, when sure
             item["language"] = detected_language(found.text)
@@ -69,7 +78,7 @@ class CollectionPipeline:
         lines = self._file(f"{kind}.jsonl")
         lines.write(json.dumps(record, ensure_ascii=False) + "\n")
         lines.flush()
-        if kind != "irrelevant":
+        if kind in ("relevant", "pages"):
             write_markdown(self._folder(), kind, record)
         stats.inc_value(f"focus/collection/{kind}")
         return item

@@ -221,7 +221,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     def _settle_verdicts(self) -> None:
         """The crawl is over: a judge calibrated on the crawl's own pages
         calls them all again, fitted on all of them, and the history and the
-        collection take its final calls (crawlproject.corpus.collection)."""
+        collection take its final calls (crawlproject.corpus.collection);
+        what they hold is the crawl's one count of relevant pages."""
         output, judge = getattr(self, "crawl_output", None), self.judge
         if judge is None or output is None:
             return
@@ -231,16 +232,17 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
             self.logger.warning("The crawl's final verdicts could not be written (%s): its files keep the calls "
                                 "made as each page was fetched", exc)
             return
-        if settled is None or not settled.judged:
-            return  # the judge keeps its calls, or no history holds any
+        if not settled.judged:
+            return  # no history holds any verdict
         assert self.crawler is not None and self.crawler.stats is not None
         self.crawler.stats.set_value("focus/verdicts/relevant", settled.relevant)
         self.crawler.stats.set_value("focus/verdicts/changed", settled.changed)
-        self.logger.info(
-            "Verdicts settled: the judge's calibration, fitted on all %d pages judged, calls %d relevant "
-            "(%d calls changed since their page was fetched; history.jsonl and the collection say so)",
-            settled.judged, settled.relevant, settled.changed,
-        )
+        if judge.calibration is not None:
+            self.logger.info(
+                "Verdicts settled: the judge's calibration, fitted on all %d pages judged, calls %d relevant "
+                "(%d calls changed since their page was fetched; history.jsonl and the collection say so)",
+                settled.judged, settled.relevant, settled.changed,
+            )
 
     def _fetching(self, request: Request, spider: Spider) -> None:
         """A request from the frontier reached the downloader: the strategy

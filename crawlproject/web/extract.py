@@ -113,5 +113,16 @@ def main_text(html: bytes | str, url: str) -> MainText | None:
     return MainText(xmltotxt(document.body, False).strip(), markdown) if markdown else None
 
 
+def whole_text(html: bytes | str, url: str) -> MainText:
+    """The page's whole visible text, as the crawl's judge read it: the
+    collection's text of a page whose main text the extractor cannot find
+    (a relevant page is never left out of the collection for it)."""
+    from crawlproject.web.page import visible_text
+
+    body = html.encode("utf-8") if isinstance(html, str) else html
+    text = visible_text(HtmlResponse(url, body=body, encoding="utf-8" if isinstance(html, str) else None))
+    return MainText(text, text)
+
+
 def _is_html(response: Response) -> bool:
     return isinstance(response, HtmlResponse) and bool(response.body)

@@ -88,7 +88,7 @@ class Page:
         key = page_key(response.url, meta)
         if not isinstance(response, HtmlResponse) or not response.body:
             return cls(response.url, "", [], depth, parent, meta, key)
-        text = join_text(_TEXT(response.selector.root))
+        text = visible_text(response)
         links: list[Link] = []
         seen = set()
         found = [link for link in _LINK_EXTRACTOR.extract_links(response) if not _ignored_extension(link.url)]
@@ -134,6 +134,12 @@ def _ignored_extension(url: str) -> bool:
             return True
         dot = name.find(".", dot + 1)
     return False
+
+
+def visible_text(response: HtmlResponse) -> str:
+    """Every text of a page a reader sees (scripts and styles left out):
+    what the crawl's judges read."""
+    return join_text(_TEXT(response.selector.root))
 
 
 def page_key(url: str, meta: dict[str, Any]) -> str:

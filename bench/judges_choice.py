@@ -1,0 +1,123 @@
+"""The examples judge's two constants, chosen leaving one corpus out (issue 58):
+
+    .venv/bin/python -m bench.judges_choice --sections judges-docsweb,judges-webkb,judges-phpdoc-evolving
+
+* how it calibrates on the crawl's pages (crawlproject.judges.classifier,
+  ``EXAMPLES_CALIBRATION``): the kind with the best F1 of the settled
+  ``relevant`` flag, pooled over each other corpus's topics (10+10 and 10
+  relevant examples alike), the mean of the two corpora's;
+* the margin of its stated precision's interval
+  (crawlproject.models.intervals, ``PRECISION_MARGIN``): the least (in steps
+  of 0.01) whose interval holds the measured precision in ≥ 80 % of the
+  topics of each other corpus.
+
+Each corpus is then measured with the constants chosen without it. It reads
+what bench.judges recorded per topic (``bench/results/SECTION/per-topic.json``)
+and runs no crawl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from typing import Any
+
+from bench.common import ROOT, write_section
+from bench.judges import MEASURABLE
+from crawlproject.models.intervals import stated_interval
+
+JUDGES = ("examples 10+10", "examples 10")
+KINDS = ("none", "em", "scott", "refit")
+HOLDS = 0.8  #: the share of topics whose interval must hold the measured precision
+MARGINS = [step / 100 for step in range(51)]
+
+
+def load(section: str) -> list[dict[str, Any]]:
+    return json.loads((ROOT / "bench" / "results" / section / "per-topic.json").read_text(encoding="utf-8"))
+
+
+def runs(results: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """Each topic's and judge's figures under one calibration *kind*."""
+    return [r["judges"][judge]["calibrations"][kind] for r in results for judge in JUDGES]
+
+
+def pooled_f1(results: list[dict[str, Any]], kind: str) -> float:
+    """F1 of the settled flag over every topic's pages together."""
+    flags = [run["settled"] for run in runs(results, kind)]
+    hits, calls, relevant = (sum(f[k] for f in flags) for k in ("hits", "calls", "relevant"))
+    return 2 * hits / (calls + relevant) if calls + relevant else 0.0
+
+
+def statements(results: list[dict[str, Any]], kind: str, margin: float) -> list[tuple[float, float, float, float]]:
+    """(stated, low, high, measured) of each topic that states a precision."""
+    found = []
+    for run in runs(results, kind):
+        tally, measured = run.get("tally") or {}, run.get("stated_measured")
+        if not tally.get("calls") or measured is None:
+            continue
+        low, high = stated_interval(tally["probability_sum"], tally["variance_sum"], tally["calls"], margin)
+        found.append((tally["probability_sum"] / tally["calls"], low, high, measured))
+    return found
+
+
+def held(pairs: list[tuple[float, float, float, float]]) -> float:
+    return sum(low <= measured <= high for _, low, high, measured in pairs) / len(pairs) if pairs else 0.0
+
+
+def least_margin(corpora: list[list[dict[str, Any]]], kind: str) -> float:
+    for margin in MARGINS:
+        if all(held(statements(results, kind, margin)) >= HOLDS for results in corpora):
+            return margin
+    return MARGINS[-1]
+
+
+def median_flag(results: list[dict[str, Any]], kind: str, judge: str) -> tuple[float, float]:
+    """The median topic's settled flag, over the topics bench.judges measures one on."""
+    flags = [r["judges"][judge]["calibrations"][kind]["settled"] for r in results]
+    flags = [f for f in flags if f["recall"] is not None and f["relevant"] >= MEASURABLE]
+    return (statistics.median(f["precision"] or 0.0 for f in flags), statistics.median(f["recall"] for f in flags))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", default="judges-docsweb,judges-webkb,judges-phpdoc-evolving")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    sections = args.sections.split(",")
+    data = {section: load(section) for section in sections}
+    lines = ["| held-out corpus | calibration chosen on the others (pooled F1 there) | margin chosen on the others | "
+             "settled flag, 10+10: P / R (median topic) | 10 relevant: P / R | stated interval holds | "
+             "mean \\|stated − measured\\| |", "|---|---|---|---|---|---|---|"]
+    chosen: dict[str, tuple[str, float]] = {}
+    for section in sections:
+        others = [data[s] for s in sections if s != section]
+        scores = {kind: statistics.fmean(pooled_f1(results, kind) for results in others) for kind in KINDS}
+        kind = max(KINDS, key=lambda k: scores[k])
+        margin = least_margin(others, kind)
+        chosen[section] = (kind, margin)
+        pairs = statements(data[section], kind, margin)
+        both, relevant_only = median_flag(data[section], kind, JUDGES[0]), median_flag(data[section], kind, JUDGES[1])
+        gap = statistics.fmean(abs(stated - measured) for stated, _, _, measured in pairs) if pairs else None
+        lines.append(f"| {section.removeprefix('judges-')} | {kind} ({scores[kind]:.3f}; "
+                     + ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if k != kind)
+                     + f") | {margin:.2f} | {both[0]:.2f} / {both[1]:.2f} | {relevant_only[0]:.2f} / "
+                     f"{relevant_only[1]:.2f} | {held(pairs):.0%} of {len(pairs)} | "
+                     f"{'–' if gap is None else f'{gap:.3f}'} |")
+    kinds = {kind for kind, _ in chosen.values()}
+    shipped = (kinds.pop() if len(kinds) == 1 else "differs by fold", max(margin for _, margin in chosen.values()))
+    text = ("`python -m bench.judges_choice` — the examples judge's calibration on the crawl's pages and the margin "
+            "of its stated precision's interval, each chosen on two corpora and measured on the third (the judge's "
+            "settled calls on the pages met by a polite 300-fetch link-learner crawl, bench.judges; the statement: "
+            "the precision the crawl states at its end against the labels' precision of its calls).\n\n"
+            + "\n".join(lines)
+            + f"\n\nShipped: calibration `{shipped[0]}`, margin {shipped[1]:.2f} (the largest a fold chose).")
+    print(text)
+    if not args.no_write:
+        write_section("judges-choice", text, figure=f"calibration {shipped[0]}, margin {shipped[1]:.2f}",
+                      target="each corpus: 10+10 P ≥ 0.8 R ≥ 0.7; interval holds in ≥ 80 %; gap ≤ 0.10")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
