@@ -73,13 +73,12 @@ from crawlproject.evaluation.topics import (
     relevant_set,
 )
 from crawlproject.judges.base import PageJudge
-from crawlproject.judges.calibration import Calibration
-from crawlproject.judges.classifier import ClassifierJudge, examples_calibration
+from crawlproject.judges.classifier import EXAMPLES_CALIBRATION, ClassifierJudge, ExamplesJudge
 from crawlproject.judges.learning import LabelTaughtJudge
 from crawlproject.judges.query import QueryJudge, TermRarity, TfQueryJudge
 from crawlproject.models.examples import IRRELEVANT, RELEVANT, least_like
 from crawlproject.models.taxonomy_classifier import ModelSettings, TaxonomyClassifier
-from crawlproject.models.topic_page import TopicPageModel
+from crawlproject.models.topic_page import TopicPageModel, examples_precision
 from crawlproject.policy.scope import site_of
 from crawlproject.replay.process import ReplayProcess
 from crawlproject.web.page import Page
@@ -136,17 +135,14 @@ class CorpusPages:
         self.counts = TopicPageModel().vectorizer.transform([page.text for page in self.pages])
 
 
-class Precomputed(PageJudge):
-    """A judge whose scores were computed ahead in one batch (a model's
-    probabilities of every page), called through the port as a crawl calls
-    its judge: the same calibration, the same settling."""
+class Precomputed(ExamplesJudge):
+    """A topic from examples whose probabilities of every page were computed
+    ahead in one batch, called through the port as a crawl calls its judge:
+    the same calibration (of *kind*), settling and stated precision."""
 
-    name = "precomputed"
-
-    def __init__(self, scores: dict[str, float], calibration: Calibration | None):
-        super().__init__()
+    def __init__(self, model: TopicPageModel, scores: dict[str, float], kind: str):
+        super().__init__(model, kind)
         self.scores = scores
-        self.calibration = calibration
 
     def score(self, page: Page) -> float:
         return self.scores[page.key]
@@ -220,10 +216,17 @@ def judge_topic(corpus: Corpus, every: CorpusPages, topic: Topic, met: list[str]
         near_called = model.unlabelled_probabilities >= 0.5
         probabilities = model.relevance_of_counts(every.counts[[every.row[url] for url in met]])
         scored = dict(zip(met, probabilities.tolist(), strict=True))
-        found, _ = as_a_crawl(Precomputed(scored, examples_calibration(model)), pages, truth, outside)
+        found, _ = as_a_crawl(Precomputed(model, scored, EXAMPLES_CALIBRATION), pages, truth, outside)
         # each way of calibrating on the crawl, for choosing one leaving a corpus out (bench.judges_choice)
-        found["calibrations"] = {kind: as_a_crawl(Precomputed(scored, examples_calibration(model, kind)), pages,
-                                                  truth, outside)[0] for kind in CALIBRATIONS}
+        found["calibrations"] = {}
+        for kind in CALIBRATIONS:
+            judge = Precomputed(model, scored, kind)
+            found["calibrations"][kind] = run = as_a_crawl(judge, pages, truth, outside)[0]
+            # the precision told by the examples instead of by the probabilities (positive-unlabelled)
+            threshold = judge.threshold_in_force()
+            told = examples_precision(model.example_probabilities, probabilities, threshold) \
+                if threshold is not None else None
+            run["examples_told"] = None if told is None else dict(zip(("value", "low", "high"), told, strict=True))
         rows[name] = {
             **found,
             "met": measure(truth[outside], probabilities[outside]),

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 import numpy as np
+from scipy.special import expit
 
 #: fitted once this many fetched pages scored above 0
 MIN_PAGES = 30
@@ -317,15 +318,16 @@ class CrawlRefit(FittedOnTheCrawl):
         if self.logistic is None:
             return 0.5
         slope, offset = self.logistic
-        return float(1.0 / (1.0 + math.exp(offset / slope)))
+        return float(expit(-offset / slope))  # a flat fit (the least slope): 0 or 1, not an overflow
 
     def probability(self, score: float) -> float:
         if self.logistic is None:
             return score
         slope, offset = self.logistic
-        return float(1.0 / (1.0 + math.exp(-(slope * float(_logit(np.array([score]))[0]) + offset))))
+        return float(expit(slope * float(_logit(np.array([score]))[0]) + offset))
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, EDGE, 1 - EDGE)
     return np.asarray(np.log(p / (1 - p)), dtype=float)
+
