@@ -7,8 +7,9 @@
   ``relevant`` flag, pooled over each other corpus's topics (10+10 and 10
   relevant examples alike), the mean of the two corpora's;
 * how it states its precision — from its probabilities (their mean over its
-  calls) or told by its examples (crawlproject.judges.calibration,
-  ``examples_precision``) — and the margin of the interval
+  calls), told by its examples (crawlproject.models.topic_page,
+  ``examples_precision``), or told by its examples with an interval that
+  spans both — and the margin of the interval
   (crawlproject.models.intervals, ``PRECISION_MARGIN``): for each way, the
   least margin (in steps of 0.01) whose interval holds the measured
   precision in ≥ 80 % of the topics of each other corpus; the way that
@@ -52,7 +53,7 @@ def pooled_f1(results: list[dict[str, Any]], kind: str) -> float:
     return 2 * hits / (calls + relevant) if calls + relevant else 0.0
 
 
-STATED = ("probabilities", "examples")
+STATED = ("probabilities", "examples", "both")
 
 
 def statements(results: list[dict[str, Any]], kind: str, margin: float, stated: str = "probabilities"
@@ -64,10 +65,14 @@ def statements(results: list[dict[str, Any]], kind: str, margin: float, stated: 
         tally, measured, told = run.get("tally") or {}, run.get("stated_measured"), run.get("examples_told")
         if measured is None:
             continue
-        if stated == "examples":
-            if told is None:
+        if stated in ("examples", "both"):
+            if told is None or (stated == "both" and not tally.get("calls")):
                 continue
-            found.append((told["value"], max(0.0, told["low"] - margin), min(1.0, told["high"] + margin), measured))
+            low, high = told["low"], told["high"]
+            if stated == "both":  # the interval that spans both estimates
+                by_probabilities = stated_interval(tally["probability_sum"], tally["variance_sum"], tally["calls"], 0.0)
+                low, high = min(low, by_probabilities[0]), max(high, by_probabilities[1])
+            found.append((told["value"], max(0.0, low - margin), min(1.0, high + margin), measured))
         elif tally.get("calls"):
             low, high = stated_interval(tally["probability_sum"], tally["variance_sum"], tally["calls"], margin)
             found.append((tally["probability_sum"] / tally["calls"], low, high, measured))
@@ -103,33 +108,38 @@ def main() -> int:
     args = parser.parse_args()
     sections = args.sections.split(",")
     data = {section: load(section) for section in sections}
-    lines = ["| held-out corpus | calibration chosen on the others (pooled F1 there) | precision stated, margin: "
-             "chosen on the others | settled flag, 10+10: P / R (median topic) | 10 relevant: P / R | "
+    lines = ["| held-out corpus | calibration chosen on the others (pooled F1 there) | precision stated (shipped "
+             "calibration), margin: chosen on the others | settled flag, 10+10: P / R (median topic) | 10 relevant: P / R | "
              "stated interval holds | mean \\|stated − measured\\| |", "|---|---|---|---|---|---|---|---|"]
-    chosen: dict[str, tuple[str, str, float]] = {}
-    fold_scores: list[dict[str, float]] = []
+    # the calibration: each fold's choice, and one kind for every crawl — the one whose pooled F1
+    # falls least short of each fold's choice
+    fold_scores = {section: {kind: statistics.fmean(pooled_f1(data[other], kind) for other in sections
+                                                     if other != section) for kind in KINDS} for section in sections}
+    shortfall = {kind: max(max(fold.values()) - fold[kind] for fold in fold_scores.values()) for kind in KINDS}
+    kind = min(KINDS, key=lambda k: shortfall[k])
+    chosen: dict[str, tuple[str, float]] = {}
     for section in sections:
         others = [data[s] for s in sections if s != section]
-        scores = {kind: statistics.fmean(pooled_f1(results, kind) for results in others) for kind in KINDS}
-        fold_scores.append(scores)
-        kind = max(KINDS, key=lambda k: scores[k])
+        scores = fold_scores[section]
+        best = max(KINDS, key=lambda k: scores[k])
+        # the statement, for the shipped calibration: the way that needs the least margin on the others
         margins = {way: least_margin(others, kind, way) for way in STATED}
         way = min(STATED, key=lambda w: (margins[w], statistics.fmean(
             mean_gap(statements(results, kind, margins[w], w)) for results in others)))
-        chosen[section] = (kind, way, margins[way])
+        chosen[section] = (way, margins[way])
         pairs = statements(data[section], kind, margins[way], way)
         both, relevant_only = median_flag(data[section], kind, JUDGES[0]), median_flag(data[section], kind, JUDGES[1])
-        lines.append(f"| {section.removeprefix('judges-')} | {kind} ({scores[kind]:.3f}; "
-                     + ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if k != kind)
-                     + f") | by its {way}, ± {margins[way]:.2f} (by its "
+        lines.append(f"| {section.removeprefix('judges-')} | {best} ({scores[best]:.3f}; "
+                     + ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if k != best)
+                     + f") | by its {way}, ± {margins[way]:.2f} ("
                      + ", ".join(f"{w}: ± {m:.2f}" for w, m in margins.items() if w != way)
                      + f") | {both[0]:.2f} / {both[1]:.2f} | {relevant_only[0]:.2f} / "
                      f"{relevant_only[1]:.2f} | {held(pairs):.0%} of {len(pairs)} | {mean_gap(pairs):.3f} |")
-    # one kind for every crawl: the one whose pooled F1 falls least short of each fold's choice
-    shortfall = {kind: max(max(fold.values()) - fold[kind] for fold in fold_scores) for kind in KINDS}
-    ways = {way for _, way, _ in chosen.values()}
-    shipped = (min(KINDS, key=lambda k: shortfall[k]), ways.pop() if len(ways) == 1 else "differs by fold",
-               max(margin for *_, margin in chosen.values()))
+    # the statement: where folds chose differently, the widest of their ways (both spans examples)
+    way = max((way for way, _ in chosen.values()), key=STATED.index)
+    shipped = (kind, way, max(margin for _, margin in chosen.values()))
+    with_shipped = {section.removeprefix("judges-"): statements(data[section], kind, shipped[2], way)
+                    for section in sections}
     text = ("`python -m bench.judges_choice` — the examples judge's calibration on the crawl's pages and the margin "
             "of its stated precision's interval, each chosen on two corpora and measured on the third (the judge's "
             "settled calls on the pages met by a polite 300-fetch link-learner crawl, bench.judges; the statement: "
@@ -137,7 +147,10 @@ def main() -> int:
             + "\n".join(lines)
             + f"\n\nShipped: calibration `{shipped[0]}` (the kind whose pooled F1 falls least short of each fold's "
               "choice: " + ", ".join(f"{k} {v:.3f}" for k, v in shortfall.items())
-            + f"), the precision stated by its {shipped[1]}, margin {shipped[2]:.2f} (the largest a fold chose).")
+            + "; the flag's figures above are its"
+            + f"), the precision stated by its {shipped[1]} (the widest a fold chose), margin {shipped[2]:.2f} (the "
+              "largest a fold chose). With those on every corpus (each corpus then had a say): the interval holds in "
+            + ", ".join(f"{name} {held(pairs):.0%}" for name, pairs in with_shipped.items()) + ".")
     print(text)
     if not args.no_write:
         write_section("judges-choice", text, figure=f"calibration {shipped[0]}, precision by its {shipped[1]} "

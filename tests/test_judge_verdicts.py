@@ -63,8 +63,9 @@ def test_a_topic_learnt_where_one_page_in_a_hundred_is_relevant_calls_a_crawl_th
     right = sum("/r" in r["canonical_url"] for r in called)
     assert right >= 0.7 * len(relevant), (right, len(called))
     assert right >= 0.8 * len(called)  # and not by calling every page relevant
-    stated = result.summary["judge"]["precision"]
-    assert stated["basis"] == "calibration" and stated["calls"] == result.summary["relevant_called"]
+    stated = result.summary["judge"]["precision"]  # told by its examples, with an interval that holds
+    assert stated["basis"] == "examples" and stated["calls"] == result.summary["relevant_called"]
+    assert stated["low"] <= right / len(called) <= stated["high"], stated
 
 
 ONE_CRAWL = """

@@ -184,7 +184,8 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
     relevance = model.relevance([text(jazz) for _ in range(20)] + [text(tax) for _ in range(20)])
     called = relevance >= 0.5
     measured = called[:20].sum() / max(called.sum(), 1)
-    assert abs(measured - estimate["precision"]) <= 0.1  # the report says what the crawl will see
+    # the report says what the crawl will see: an interval that holds it (issue 58)
+    assert estimate["precision_low"] <= measured <= estimate["precision_high"]
     assert called[:20].mean() >= 0.7 and called[20:].mean() <= 0.1
     # The dashboard shows a precision for a crawl judged by the model, as
     # docs/dashboard.md says: it said "precision unknown until you label"
@@ -220,7 +221,7 @@ def test_the_examples_model_reports_the_share_and_recall_it_will_see_where_relev
     assert estimate["relevant_share"] == pytest.approx(4 / 200, abs=0.01)
     called = model.relevance([relevant() for _ in range(20)] + [irrelevant() for _ in range(380)]) >= 0.5
     assert abs(called[:20].mean() - estimate["recall"]) <= 0.2  # the recall a crawl will see
-    assert called[20:].sum() == 0 and abs(estimate["precision"] - 1.0) <= 0.1
+    assert called[20:].sum() == 0 and estimate["precision_low"] <= 1.0 <= estimate["precision_high"]
 
 
 def test_a_topic_model_saved_before_judges_as_it_was_trained(tmp_path: Path) -> None:

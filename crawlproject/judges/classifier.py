@@ -157,9 +157,9 @@ class ExamplesJudge(PageJudge):
         """The user's labels of its calls once there are enough; else told
         by its held-out examples among the crawl's pages (crawlproject.models.
         topic_page.examples_precision: its probabilities' own mean stated
-        0.93 where the labels measured 0.52), the interval widened by
-        ``PRECISION_MARGIN``; a model saved before it kept its examples'
-        probabilities: their mean."""
+        0.93 where the labels measured 0.52), the interval spanning both
+        estimates' and widened by ``PRECISION_MARGIN``; a model saved before
+        it kept its examples' probabilities: their mean."""
         from crawlproject.models.topic_page import examples_precision
 
         examples = self.model.example_probabilities
@@ -172,5 +172,8 @@ class ExamplesJudge(PageJudge):
         if told is None:
             return None
         value, low, high = told
+        by_probabilities = self.tally.estimate(0.0)  # the interval spans both estimates
+        if by_probabilities is not None:
+            low, high = min(low, by_probabilities.low), max(high, by_probabilities.high)
         return PrecisionEstimate(value, max(0.0, low - PRECISION_MARGIN), min(1.0, high + PRECISION_MARGIN),
                                  "examples", self.tally.calls)

@@ -9,7 +9,7 @@ import math
 #: probabilities: what the probabilities get wrong beyond chance. Chosen on
 #: two corpora, measured on the third (bench.judges; docs/strategies.md,
 #: "How sure a judge is").
-PRECISION_MARGIN = 0.24
+PRECISION_MARGIN = 0.19
 
 
 def stated_interval(probability_sum: float, variance_sum: float, calls: int, margin: float) -> tuple[float, float]:

@@ -51,7 +51,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
-from crawlproject.models.intervals import PRECISION_MARGIN, wilson
+from crawlproject.models.intervals import PRECISION_MARGIN, stated_interval, wilson
 from crawlproject.models.modelfile import load_model, save_model
 from crawlproject.web.text import TermAnalyzer
 
@@ -280,15 +280,19 @@ class TopicPageModel:
         """What the model expects of its calls (probability ≥ 0.5) on the
         unlabelled pages: their share of the expected relevant pages is its
         recall; its precision is told by the held-out examples
-        (:func:`examples_precision`), with an interval widened by
-        ``PRECISION_MARGIN`` — the probabilities' own mean over the calls
-        stated 93 % where the labels measured 52 % (issue 58)."""
+        (:func:`examples_precision`), with an interval spanning that and
+        the probabilities' own (their mean over the calls stated 93 % where
+        the labels measured 52 %: issue 58), widened by ``PRECISION_MARGIN``."""
         probability = self._probability(unlabelled)
         self.unlabelled_probabilities = probability
         called = probability >= 0.5
         expected = float(probability.sum())
         told = examples_precision(self.example_probabilities, probability, 0.5)
         value, low, high = told if told is not None else (0.0, 0.0, 1.0)
+        chosen = probability[called]
+        if told is not None:  # the interval spans the probabilities' own estimate too
+            by_probabilities = stated_interval(float(chosen.sum()), float((chosen * (1 - chosen)).sum()), len(chosen), 0.0)
+            low, high = min(low, by_probabilities[0]), max(high, by_probabilities[1])
         return Expectations(
             relevant_share=expected / max(len(probability), 1),
             precision=value,
