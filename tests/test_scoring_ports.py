@@ -190,14 +190,13 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
     # The dashboard shows a precision for a crawl judged by the model, as
     # docs/dashboard.md says: it said "precision unknown until you label"
     # (the labels' judge wrapping it kept its own, empty, tally). Issue 58:
-    # it is the mean probability of the crawl's own calls, not the training's.
+    # it is told by its examples among the crawl's own pages, not the training's.
     judge = LabelTaughtJudge(ExamplesJudge(model), ANALYZER)
     for i, page_text in enumerate([text(jazz) for _ in range(5)] + [text(tax) for _ in range(5)]):
         judge.relevance(Page(f"http://h/{i}", page_text, []))
     shown = judge.describe()["precision"]
-    assert shown is not None and shown["value"] == pytest.approx(estimate["precision"], abs=0.05)
-    assert shown["basis"] == "calibration" and shown["calls"] == 5
-    assert shown["low"] < shown["value"] <= shown["high"]
+    assert shown is not None and shown["basis"] == "examples" and shown["calls"] == 5
+    assert shown["low"] <= 1.0 <= shown["high"] and shown["low"] <= shown["value"]  # its 5 calls are right
 
 
 @pytest.mark.parametrize("seed", [5, 6])
