@@ -61,3 +61,17 @@ def test_the_add_on_checks_every_setting_once() -> None:
     with pytest.raises(SettingsError, match="CLOSESPIDER_ITEMCOUNT must be ≥ 0, got -1"):
         config.check_settings(Settings({"CLOSESPIDER_ITEMCOUNT": -1}))
     config.check_settings(Settings({"FOCUS_FRONTIER_MAX": 5, "CLOSESPIDER_PAGECOUNT": 0}))  # in range: silent
+
+
+def test_a_misspelt_scrapy_setting_is_said_and_another_add_ons_is_not_refused() -> None:
+    """Issue 59: -s CLOSESPIDER_PAGECONT=20 crawled the whole site (653 pages), exit 0."""
+    for typo, meant in (("CLOSESPIDER_PAGECONT", "CLOSESPIDER_PAGECOUNT"), ("DOWNLOAD_DELAYS", "DOWNLOAD_DELAY"),
+                        ("CONCURRENT_REQUEST_PER_DOMAIN", "CONCURRENT_REQUESTS_PER_DOMAIN"),
+                        ("ROBOTSTXT_OBY", "ROBOTSTXT_OBEY"), ("DEPTH_LIMT", "DEPTH_LIMIT")):
+        with pytest.raises(SettingsError, match=f"unknown setting {typo}; did you mean {meant}\\?"):
+            config.check_settings(Settings({typo: 1}))
+    # names no known one resembles (another add-on's, the project's own) pass, as do add-ons' defaults
+    config.check_settings(Settings({"REDIS_URL": "redis://127.0.0.1:6379", "MY_PIPELINE_BATCH": 3}))
+    addon_default = Settings()
+    addon_default.set("PLAYWRIGHT_LAUNCH_OPTION", {}, priority="addon")
+    config.check_settings(addon_default)

@@ -190,6 +190,10 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
          "(every FOCUS_* setting is in docs/settings.md)"),
         (["-a", "query=course"], {"CLOSESPIDER_PAGECOUNT": "-5"},
          "scrapy crawl: error: CLOSESPIDER_PAGECOUNT must be ≥ 0, got -5"),
+        # issue 59: Scrapy's own names misspelt (the budget was silently gone: 653 pages, exit 0)
+        (["-a", "query=course"], {"CLOSESPIDER_PAGECONT": "20"},
+         "scrapy crawl: error: unknown setting CLOSESPIDER_PAGECONT; did you mean CLOSESPIDER_PAGECOUNT? "
+         "(Scrapy's settings: https://docs.scrapy.org/en/latest/topics/settings.html)"),
         (["-a", "query=course"], {"FOCUS_STRATEGY": "crawlproject.nope.Nope"},
          "scrapy crawl: error: FOCUS_STRATEGY='crawlproject.nope.Nope' cannot be imported: "
          "No module named 'crawlproject.nope'"),
