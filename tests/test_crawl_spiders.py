@@ -63,6 +63,10 @@ def test_bestfirst_crawl_leaves_history_pages_links_and_summary(
     assert summary["pages_fetched"] == len(history)
     assert 0 <= summary["harvest_rate"] <= 1
     assert "Crawl summary" in result.log
+    # issue 59: no field without a value (topic_id: None, task: None), no estimate's history in the log
+    logged = result.log[result.log.index("Crawl summary"):].split("\n\n")[0]
+    assert not re.search(r"^  \w+: None$", logged, re.MULTILINE) and "remaining_history" not in logged, logged
+    assert "topic_id" not in summary and "remaining_history" in summary
 
 
 def test_breadthfirst_visits_in_depth_order(webkb_replay: ReplayProcess, tmp_path: Path) -> None:

@@ -65,6 +65,8 @@ _FOCUSED_STATS = (
 )
 _STEPS = 10  # progress lines per page budget
 REMAINING_EVERY = 50  # fetches between two estimates of what is left
+#: summary fields written to summary.json but not logged
+QUIET_FIELDS = frozenset({"remaining_history"})
 STOP_AFTER = 100  # fetches before the stop rule may end a crawl
 
 
@@ -362,7 +364,9 @@ class CrawlProgress:
                 "No page was fetched: not one of the requests sent was answered (do the seeds' hosts exist? "
                 "the errors above say why each failed)"
             )
-        lines = [f"  {key}: {value}" for key, value in summary.items()]
+        summary = {key: value for key, value in summary.items() if value is not None}  # a field with no value: none
+        # the estimate's history is for a program (summary.json), not a line a person reads
+        lines = [f"  {key}: {value}" for key, value in summary.items() if key not in QUIET_FIELDS]
         output = getattr(spider, "crawl_output", None)
         if isinstance(output, CrawlOutput):
             path = output.path / "summary.json"
