@@ -13,21 +13,22 @@ and Markdown), and returns the pages as dicts with the fields of the items.
 A topic is a query, a model file of ``scrapy train``, or example URLs (a
 topic is trained from them first, by ``scrapy train --examples`` in a child
 process, into the crawl's folder). Twisted runs once per process: a second
-call runs its crawl in a child process, with the same result.
+call runs its crawl in a Python process of its own, with the same result
+(one that never imports the caller's script: no ``__main__`` guard needed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
+import pickle
 import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -63,6 +64,16 @@ class Collection:
     def __len__(self) -> int:
         return len(self.pages)
 
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        """A page (or pages) by its place in fetch order, as a list's."""
+        return self.pages[index]
+
 
 _reactor_used = False  # Twisted's reactor runs once per process
 
@@ -77,18 +88,20 @@ def crawl(
     settings: dict[str, Any] | None = None,
     output_dir: str | Path | None = None,
     progress: bool | None = None,
+    log_level: str = "WARNING",
 ) -> Collection:
     """Crawl from *seeds* toward a topic — *query*, *model* (a file of ``scrapy
     train``) or *examples* (relevant page URLs) — for *budget* pages
     (CLOSESPIDER_PAGECOUNT); *strategy* a name of docs/strategies.md (default
     the ``focus`` spider's: the link learner); *settings* any Scrapy or
     ``FOCUS_`` setting. *progress*: a bar on stderr (default: when it is a
-    terminal). Raises :class:`CrawlError` with one line when the crawl cannot
+    terminal); *log_level*: Scrapy's log on stderr from that level (a
+    ``LOG_LEVEL`` in *settings* wins). Raises :class:`CrawlError` with one line when the crawl cannot
     start or fetches nothing."""
     arguments: dict[str, Any] = {"seeds": ",".join([seeds] if isinstance(seeds, str) else seeds), "query": query, "model": model,
                  "examples": list(examples), "budget": budget, "strategy": strategy, "settings": dict(settings or {}),
                  "output_dir": str(output_dir) if output_dir is not None else None,
-                 "progress": sys.stderr.isatty() if progress is None else progress}
+                 "progress": sys.stderr.isatty() if progress is None else progress, "log_level": log_level}
     global _reactor_used
     if _reactor_used:
         return _in_child_process(arguments)
@@ -97,49 +110,49 @@ def crawl(
 
 
 def _in_child_process(arguments: dict[str, Any]) -> Collection:
-    """The crawl in a spawned process of its own, which sends back its
-    collection or the exception it raised. A process, not a pool: a pool's
-    worker is ended by SIGTERM, and a worker that ran a crawl ignored it
-    (Scrapy's handler) — the call then hung in the pool's exit."""
-    context = multiprocessing.get_context("spawn")
-    receiving, sending = context.Pipe(duplex=False)
-    child = context.Process(target=_child_crawl, args=(sending, arguments), name="crawlproject-crawl")
-    child.start()
-    sending.close()  # the child's end: the parent's copy closed, a dead child reads as end of file
-    try:
-        outcome, value = receiving.recv()
-    except EOFError:
-        child.join()
-        raise CrawlError(f"the crawl's process ended without a result (exit code {child.exitcode})") from None
-    finally:
-        receiving.close()
-    child.join()
+    """The crawl in a Python process of its own (``python -m
+    crawlproject._call``), which hands back its collection or the exception
+    it raised through a file. Not multiprocessing's spawn: it imports the
+    caller's ``__main__`` again, so a script without an ``if __name__ ==
+    "__main__":`` guard ran its first crawl twice, then failed."""
+    with tempfile.TemporaryDirectory(prefix="crawlproject-call-") as folder:
+        call, answer = Path(folder) / "call.pickle", Path(folder) / "answer.pickle"
+        call.write_bytes(pickle.dumps(arguments))
+        completed = subprocess.run([sys.executable, "-m", "crawlproject._call", str(call), str(answer)],  # noqa: S603
+                                   stdin=subprocess.DEVNULL, check=False)
+        if not answer.is_file():
+            raise CrawlError(f"the crawl's process ended without a result (exit code {completed.returncode})")
+        outcome, value = pickle.loads(answer.read_bytes())  # noqa: S301 - written by our own child process
     if outcome == "raised":
         raise value
     result: Collection = value
     return result
 
 
-def _child_crawl(sending: Any, arguments: dict[str, Any]) -> None:
+def answer_call(call: Path, answer: Path) -> None:
+    """The child's side of :func:`_in_child_process`: crawl as *call* says,
+    and write what came of it to *answer* (an exception that cannot be
+    pickled: its message)."""
+    arguments = pickle.loads(call.read_bytes())  # noqa: S301 - written by the calling process
     try:
         outcome: tuple[str, Any] = ("returned", _crawl(**arguments))
-    except Exception as error:  # noqa: BLE001 - handed to the parent, which raises it
+    except Exception as error:  # noqa: BLE001 - handed to the caller, which raises it
         outcome = ("raised", error)
     try:
-        sending.send(outcome)  # pickled whole before anything is written
+        data = pickle.dumps(outcome)
     except Exception as unpicklable:  # noqa: BLE001 - an exception that cannot be pickled: its message
-        sending.send(("raised", CrawlError(f"{type(outcome[1]).__name__}: {outcome[1]} ({unpicklable})")))
-    sending.close()
+        data = pickle.dumps(("raised", CrawlError(f"{type(outcome[1]).__name__}: {outcome[1]} ({unpicklable})")))
+    answer.write_bytes(data)
 
 
 def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int, strategy: str,
-           settings: dict[str, Any], output_dir: str | None, progress: bool) -> Collection:
+           settings: dict[str, Any], output_dir: str | None, progress: bool, log_level: str) -> Collection:
     from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
     from scrapy.settings import Settings
 
     project = Settings()
     project.setmodule("crawlproject.settings", priority="project")
-    chosen = {"CLOSESPIDER_PAGECOUNT": budget, "FOCUS_COLLECTION": True, **settings}
+    chosen = {"CLOSESPIDER_PAGECOUNT": budget, "FOCUS_COLLECTION": True, "LOG_LEVEL": log_level, **settings}
     if output_dir is not None:
         chosen["FOCUS_OUTPUT_DIR"] = output_dir
     project.setdict(chosen, priority="cmdline")

@@ -116,3 +116,28 @@ def test_a_python_call_with_example_pages_trains_its_topic_first(tmp_path: Path)
     assert (tmp_path / "out" / "topic.npz").is_file()  # trained before the crawl, beside it
     assert pages == 15 and reason == "closespider_pagecount"
     assert judge != "query-tf" and "examples" in judge, judge
+
+
+def test_a_script_without_a_main_guard_calls_crawl_twice_quietly(tmp_path: Path) -> None:
+    """Issue 59: the README's snippet run from a file without ``if __name__ ==
+    "__main__":`` — the second call's process ran the whole script again (its
+    first crawl twice, 8.5 minutes), then failed; every call printed Scrapy's
+    INFO log; ``collection[0]`` raised TypeError."""
+    with ReplayProcess(str(WEBKB_WARC)) as replay:
+        chosen = {**settings(replay.proxy_url)}
+        chosen.pop("LOG_LEVEL")  # the call's own default: quiet
+        (tmp_path / "script.py").write_text(
+            "import crawlproject\n"
+            f"for n in (1, 2):\n"
+            f"    collection = crawlproject.crawl(seeds={UNIVERSITY_HOMES[:1]!r}, query={QUERY!r}, budget=8,"
+            f" settings={chosen!r}, output_dir=f'out{{n}}', progress=False)\n"
+            "    print('call', n, len(collection), collection[0]['url'], len(collection[1:3]),"
+            " sum(1 for _ in collection), flush=True)\n"
+        )
+        completed = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, env=ENV,  # noqa: S603
+                                   capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    calls = completed.stdout.splitlines()
+    assert [line.split()[:3] for line in calls] == [["call", "1", "8"], ["call", "2", "8"]], completed.stdout
+    assert all(line.split()[3].startswith("http://") and line.split()[4:] == ["2", "8"] for line in calls)
+    assert " INFO: " not in completed.stderr, completed.stderr[-2000:]
