@@ -172,3 +172,32 @@ def test_settling_refiles_pages_whose_call_changed_and_keeps_a_line_it_cannot_re
         file_name(url) for url in relevant)
     assert "relevant: true" in (collection / "relevant" / file_name("http://a.test/1")).read_text()
     assert not list(tmp_path.rglob("*.settling"))
+
+
+def test_a_collection_that_cannot_extract_stops_the_crawl_with_one_line(tmp_path: Path) -> None:
+    """Issue 59: installed by a pip that left lxml_html_clean out, trafilatura
+    failed to import on every page — 300 tracebacks, no item, exit 0. Here
+    the environment is as broken: a trafilatura that cannot be imported."""
+    import subprocess
+    import sys
+
+    from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, UNIVERSITY_HOMES, WEBKB_WARC
+
+    broken = tmp_path / "broken" / "trafilatura"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text(
+        "raise ImportError('lxml.html.clean module is now a separate project lxml_html_clean')\n")
+    settings = {**FAST_REPLAY_SETTINGS, "FOCUS_REPLAY_WARC": str(WEBKB_WARC), "CLOSESPIDER_PAGECOUNT": 100,
+                "FOCUS_COLLECTION": True, "FOCUS_OUTPUT_DIR": str(tmp_path / "out")}
+    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"seeds={UNIVERSITY_HOMES[0]}",
+               "-a", "query=course"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240,  # noqa: S603
+                               env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{broken.parent}:{ROOT}"})
+    assert completed.returncode == 1, completed.stderr[-3000:]
+    said = "the collection could not extract the text of 10 pages in a row (ImportError: lxml.html.clean"
+    assert completed.stderr.splitlines()[-1].startswith(f"scrapy crawl: error: {said}"), completed.stderr[-2000:]
+    assert "Traceback" not in completed.stderr
+    history = (tmp_path / "out" / "history.jsonl").read_text().splitlines()
+    assert 10 <= len(history) < 100  # stopped early, and every page fetched is recorded

@@ -87,14 +87,17 @@ def _stat(crawler: Any, name: str) -> Any:
 
 def crawl_failure(crawler: Any) -> str | None:
     """Why a crawl that ran is no success, in one line: it fetched nothing
-    (every URL refused for the network it is on, or no request answered), or
-    its shared frontier was wiped under it. None for a crawl that went well.
+    (every URL refused for the network it is on, or no request answered), its
+    shared frontier was wiped under it, or a component of ours failed on
+    page after page (``focus/component_failed``). None for a crawl that went well.
     The crawl command and crawlproject.crawl() say it."""
     if (refused := refused_networks(crawler)) is not None:
         return (f"no page was fetched: {refused} (FOCUS_ALLOWED_NETWORKS opens network ranges, "
                 "e.g. FOCUS_ALLOWED_NETWORKS=127.0.0.0/8)")
     if (lost := _stat(crawler, "frontier/lost")) is not None:
         return str(lost)
+    if (broken := _stat(crawler, "focus/component_failed")) is not None:
+        return str(broken)
     if (asked := unanswered_requests(crawler)) is not None:
         return (f"no page was fetched: none of the {asked} requests sent was answered "
                 "(do the seeds' hosts exist? the log says why each failed)")

@@ -22,6 +22,7 @@ files are rewritten with them (crawlproject.corpus.collection).
 from __future__ import annotations
 
 import json
+import logging
 from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
@@ -37,6 +38,8 @@ from crawlproject.web.extract import (
     whole_text,
 )
 
+logger = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Self
@@ -45,11 +48,19 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
+#: Pages in a row whose text the collection cannot extract (an exception, not
+#: a page without main text) before it stops the crawl: an extractor that
+#: cannot run (a dependency missing) fails on every page, and a crawl that
+#: went on wrote 300 tracebacks, no item, and exited 0.
+FAILURES_IN_A_ROW = 10
+
+
 class CollectionPipeline:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.folder: Path | None = None
         self.files: dict[str, IO[str]] = {}
+        self.failures_in_a_row = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -66,7 +77,12 @@ class CollectionPipeline:
         status = item.get("status")
         if status is None or not 200 <= status < 300 or not item.get("body"):
             return item
-        found = main_text(item["body"], item["url"])
+        try:
+            found = main_text(item["body"], item["url"])
+        except Exception as exc:  # noqa: BLE001 - the extractor itself broken: counted, and it stops the crawl
+            self._failed(exc)
+            return item
+        self.failures_in_a_row = 0
         if found is None:  # a relevant page is still a relevant page: the text the judge read
             stats.inc_value("focus/collection/no_main_text")
             found = whole_text(item["body"], item["url"])
@@ -82,6 +98,24 @@ class CollectionPipeline:
             write_markdown(self._folder(), kind, record)
         stats.inc_value(f"focus/collection/{kind}")
         return item
+
+    def _failed(self, error: Exception) -> None:
+        """The extractor raised: counted; after ``FAILURES_IN_A_ROW`` pages
+        in a row, one line naming the cause and the crawl stopped (the
+        crawl command then exits 1). The page's item goes on: its history
+        line is written."""
+        stats = self.crawler.stats
+        assert stats is not None
+        stats.inc_value("focus/collection/failed")
+        self.failures_in_a_row += 1
+        if self.failures_in_a_row != FAILURES_IN_A_ROW:
+            return
+        cause = (f"the collection could not extract the text of {FAILURES_IN_A_ROW} pages in a row "
+                 f"({type(error).__name__}: {error}): stopping the crawl")
+        logger.error("%s", cause)
+        stats.set_value("focus/component_failed", cause)
+        assert self.crawler.engine is not None and self.crawler.spider is not None
+        self.crawler.engine.close_spider(self.crawler.spider, "collection_failed")
 
     def _folder(self) -> Path:
         if self.folder is None:
