@@ -310,6 +310,21 @@ def test_a_seed_without_its_scheme_says_so(tmp_path: Path) -> None:
             "-a seeds=http://www.example.org") in result.log  # was: "neither a file nor … (no such file)"
 
 
+def test_train_names_the_argument_whose_file_is_missing(tmp_path: Path) -> None:
+    """Issue 59: `train --examples missing.txt` talked about seeds."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    completed = subprocess.run([sys.executable, "-m", "scrapy", "train", "--examples", str(tmp_path / "missing.txt"),  # noqa: S603
+                                "-o", str(tmp_path / "topic.npz")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines()[-1] == (
+        f"scrapy train: error: --examples '{tmp_path / 'missing.txt'}' is neither a file nor a comma-separated "
+        "list of URLs (no such file)")
+
+
 def test_a_seeds_file_names_its_bad_line(tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("http://site.test/\n# a comment\nwww.site.test\nftp://site.test/\nhttps://site.test/b\n")

@@ -169,9 +169,9 @@ class Command(ProjectCommand):
 
         if opts.kind != "taxonomy" or opts.labels or opts.warc or opts.pages or opts.index:
             raise UsageError("--examples trains a classifier from example URLs alone: no --labels, --warc, --pages or --kind")
-        relevant = parse_seeds(opts.examples)
-        negatives = parse_seeds(opts.negatives) if opts.negatives else []
-        near = parse_seeds(opts.seeds) if opts.seeds else relevant
+        relevant = parse_seeds(opts.examples, "--examples ")
+        negatives = parse_seeds(opts.negatives, "--negatives ") if opts.negatives else []
+        near = parse_seeds(opts.seeds, "--seeds ") if opts.seeds else relevant
         if not relevant:
             raise UsageError("--examples names no URL")
         started = time.monotonic()

@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
-def parse_seeds(value: str) -> list[str]:
+def parse_seeds(value: str, what: str = "seeds=") -> list[str]:
     """Seeds from a file (one URL per line, ``#`` comments) or a comma list.
     A value naming no URL is a file, whatever its name holds (commas too).
+    *what* names the argument in errors (``--examples ``: not every list of
+    URLs is seeds).
 
     >>> parse_seeds("http://a.test/, http://b.test/")
     ['http://a.test/', 'http://b.test/']
@@ -53,9 +55,10 @@ def parse_seeds(value: str) -> list[str]:
         shown = value if len(value) <= 80 else value[:30] + "…"
         first = value.split(",")[0].strip()
         if first and " " not in first and "." in first.split("/")[0]:  # a host name, as in a browser's address bar
-            raise SettingsError(f"seeds={shown!r}: a seed needs its scheme, e.g. -a seeds=http://{first} "
-                                "(or name a file of URLs, one per line: there is no such file)")
-        raise SettingsError(f"seeds={shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
+            example = f"-a seeds=http://{first}" if what == "seeds=" else f"http://{first}"
+            raise SettingsError(f"{what}{shown!r}: a {'seed' if what == 'seeds=' else 'URL'} needs its scheme, "
+                                f"e.g. {example} (or name a file of URLs, one per line: there is no such file)")
+        raise SettingsError(f"{what}{shown!r} is neither a file nor a comma-separated list of URLs (no such file)")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
