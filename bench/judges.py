@@ -263,8 +263,7 @@ def judge_topic(corpus: Corpus, every: CorpusPages, topic: Topic, met: list[str]
     after = np.array(taught.current([met[i] for i in rest]), dtype=float)
     labelled = {"met": measure(truth[rest], after), "before": measure(truth[rest], before[rest]),
                 "asked_relevant": sum(url in relevant for url in asked)}
-    if taught.model is not None:  # its probabilities moved to the share of the pages met, as its crawl would
-        taught.shift.settle(np.array(taught.current(met), dtype=float))
+    if taught.model is not None:  # its calls, as its crawl makes them
         labelled["settled"] = measure(truth[rest], np.array([taught.calls(p) for p in after], dtype=float))
     rows["query+20 labels"] = labelled
     return {"topic": topic.id, "met": len(met), "relevant_met": int(truth.sum()), "judges": rows}

@@ -231,8 +231,9 @@ class PriorShift(FittedOnTheCrawl):
     (0.61, 0.97, 0.072)
     """
 
-    def __init__(self, trained: float, examples: np.ndarray | None = None):
+    def __init__(self, trained: float, examples: np.ndarray | None = None, states_precision: bool = True):
         super().__init__()
+        self.states_precision = states_precision
         self.trained = float(np.clip(trained, EDGE, 1 - EDGE))
         #: the held-out examples' probabilities, when the model kept them: π is then
         #: Scott's mixture proportion of the crawl's pages (:func:`scott_prior`), not EM's
