@@ -317,11 +317,12 @@ def test_train_names_the_argument_whose_file_is_missing(tmp_path: Path) -> None:
 
     from tests.conftest import ROOT
 
-    completed = subprocess.run([sys.executable, "-m", "scrapy", "train", "--examples", str(tmp_path / "missing.txt"),  # noqa: S603
+    assert not (ROOT / "no-such-folder/examples.txt").exists()
+    completed = subprocess.run([sys.executable, "-m", "scrapy", "train", "--examples", "no-such-folder/examples.txt",  # noqa: S603
                                 "-o", str(tmp_path / "topic.npz")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines()[-1] == (
-        f"scrapy train: error: --examples '{tmp_path / 'missing.txt'}' is neither a file nor a comma-separated "
+        "scrapy train: error: --examples 'no-such-folder/examples.txt' is neither a file nor a comma-separated "
         "list of URLs (no such file)")
 
 
