@@ -293,13 +293,14 @@ class CrawlProgress:
         judge = getattr(spider, "judge", None)
         if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
             settled = stats.get_value("focus/verdicts/relevant")
+            changed = bool(stats.get_value("focus/verdicts/changed"))  # calls made again at the crawl's end
             # its final calls, over the whole crawl (crawlproject.corpus.collection), else this run's
             result["relevant_called"] = self.called_relevant if settled is None else settled
-            if stats.get_value("focus/verdicts/changed", 0):
+            if changed:
                 result["relevant_called_when_fetched"] = self.called_relevant
             result["judge"] = judge.describe()
             if self.labels is not None:
-                result["judge_by_labels"] = self.judge_by_labels(judge, bool(stats.get_value("focus/verdicts/changed")))
+                result["judge_by_labels"] = self.judge_by_labels(judge, changed)
         if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
             final = self.estimate_remaining() or self.last_remaining
             if final is not None:
@@ -314,7 +315,7 @@ class CrawlProgress:
         """How many of the judge's relevant calls (final: *settled* when the
         crawl's verdicts were called again) the labels say are relevant: its
         precision measured, beside the one it states."""
-        from crawlproject.judges.base import wilson
+        from crawlproject.models.intervals import wilson
 
         called = right = 0
         for relevance, when_fetched, labelled in self.labelled_verdicts.values():

@@ -18,7 +18,7 @@ import numpy as np
 
 from crawlproject.judges.base import PageJudge, PrecisionEstimate
 from crawlproject.judges.calibration import Calibration, CrawlRefit, FittedOnTheCrawl, PriorShift
-from crawlproject.models.intervals import PRECISION_MARGIN
+from crawlproject.models.intervals import spanning
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -174,7 +174,6 @@ class ExamplesJudge(PageJudge):
             return None
         value, low, high = told
         by_probabilities = self.tally.estimate(0.0)  # the interval spans both estimates
-        if by_probabilities is not None:
-            low, high = min(low, by_probabilities.low), max(high, by_probabilities.high)
-        return PrecisionEstimate(value, max(0.0, low - PRECISION_MARGIN), min(1.0, high + PRECISION_MARGIN),
-                                 "examples", self.tally.calls)
+        low, high = spanning([(low, high)] + ([] if by_probabilities is None else
+                                              [(by_probabilities.low, by_probabilities.high)]))
+        return PrecisionEstimate(value, low, high, "examples", self.tally.calls)

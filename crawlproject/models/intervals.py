@@ -26,6 +26,17 @@ def stated_interval(probability_sum: float, variance_sum: float, calls: int, mar
     return max(0.0, mean - half), min(1.0, mean + half)
 
 
+def spanning(intervals: list[tuple[float, float]], margin: float = PRECISION_MARGIN) -> tuple[float, float]:
+    """The interval that holds every one of *intervals* (estimates from
+    different evidence), widened by *margin* and kept in [0, 1].
+
+    >>> [round(x, 2) for x in spanning([(0.5, 0.7), (0.6, 0.95)], 0.1)]
+    [0.4, 1.0]
+    """
+    low, high = min(lo for lo, _ in intervals), max(hi for _, hi in intervals)
+    return max(0.0, low - margin), min(1.0, high + margin)
+
+
 def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson's 95 % interval of a proportion (sound for small counts).
 

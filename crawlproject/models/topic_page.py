@@ -51,7 +51,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
-from crawlproject.models.intervals import PRECISION_MARGIN, stated_interval, wilson
+from crawlproject.models.intervals import spanning, stated_interval, wilson
 from crawlproject.models.modelfile import load_model, save_model
 from crawlproject.web.text import TermAnalyzer
 
@@ -288,17 +288,18 @@ class TopicPageModel:
         called = probability >= 0.5
         expected = float(probability.sum())
         told = examples_precision(self.example_probabilities, probability, 0.5)
-        value, low, high = told if told is not None else (0.0, 0.0, 1.0)
+        value, low, high = 0.0, 0.0, 1.0
         chosen = probability[called]
         if told is not None:  # the interval spans the probabilities' own estimate too
-            by_probabilities = stated_interval(float(chosen.sum()), float((chosen * (1 - chosen)).sum()), len(chosen), 0.0)
-            low, high = min(low, by_probabilities[0]), max(high, by_probabilities[1])
+            value, *told_interval = told
+            low, high = spanning([(told_interval[0], told_interval[1]), stated_interval(
+                float(chosen.sum()), float((chosen * (1 - chosen)).sum()), len(chosen), 0.0)])
         return Expectations(
             relevant_share=expected / max(len(probability), 1),
             precision=value,
             recall=float(probability[called].sum() / expected) if expected else 0.0,
             called=float(called.mean()) if len(called) else 0.0,
-            precision_low=max(0.0, low - PRECISION_MARGIN), precision_high=min(1.0, high + PRECISION_MARGIN),
+            precision_low=low, precision_high=high,
         )
 
     # -- use --------------------------------------------------------------------------
