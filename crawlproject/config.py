@@ -200,6 +200,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_REPORT": _bool(True),
     # Rendering where scripts build the page (middlewares.render): never | auto | always
     "FOCUS_RENDER": _choice("never", "never", "auto", "always"),
+    "FOCUS_RENDER_WAIT": _float(10.0, 0.5),  # seconds a render waits for the page's scripts at most
     "FOCUS_BROWSER": _str("/usr/bin/chromium"),
     "FOCUS_LABELS": _str(),
     "FOCUS_RELEVANT": _str(),

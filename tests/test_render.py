@@ -1,65 +1,62 @@
-"""Rendering where scripts build the page (issue 52 §2): a site whose
-navigation and text are written by JavaScript, served by our replay — a
-plain crawl finds none of its pages, a rendered one all; auto renders only
-the pages that need it, none of WebKB's; rendered fetches count against the
-budget."""
+"""Rendering where scripts build the page (issues 52 and 59): a site whose
+pages are shells that fetch their links and text as JSON after load
+(crawlproject.replay.script_site) — a plain crawl finds none of its
+articles; a render that waits for the scripts finds every one with its
+text, decoded in the page's own charset; a render that still shows its
+placeholder is said once, counted and kept as not rendered; auto renders
+the later pages of a host that needed it without fetching them twice, and
+none of WebKB's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from crawlproject.replay import script_site
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import UNIVERSITY_HOMES, WEBKB_WARC, log_stat, run_crawl, write_warc
+from tests.conftest import UNIVERSITY_HOMES, WEBKB_WARC, log_stat, run_crawl
 
-HTML = [("Content-Type", "text/html")]
-PROSE = " ".join(["The gnuplot terminal driver writes each plot to an output device of its own."] * 8)
-
-
-def _built_by_script(title: str, inner: str) -> bytes:
-    """A page whose body a script writes (as a single-page application's)."""
-    escaped = inner.replace("'", "\\'")
-    return (f"<html><head><title>{title}</title></head><body><div id='app'>Loading…</div>"
-            f"<script>document.getElementById('app').innerHTML = '{escaped}';</script></body></html>").encode()
+ARTICLES = 12
+BROKEN = 5  # its script fetches JSON that is not there: "Loading…" stays
 
 
-def _script_site(tmp_path: Path) -> Path:
-    return write_warc(tmp_path / "js.warc.gz", [
-        ("http://js.test/", 200, HTML, _built_by_script(
-            "App", " ".join(f'<a href="/{name}">{name}</a>' for name in ("one", "two", "three")))),
-        *[(f"http://js.test/{name}", 200, HTML, _built_by_script(name, f'<p>{PROSE}</p><a href="/plain">more</a>'))
-          for name in ("one", "two", "three")],
-        ("http://js.test/plain", 200, HTML,
-         f"<html><head><title>plain</title><script>var x = 1;</script></head><body><p>{PROSE}</p>"
-         f"<a href='/'>home</a></body></html>".encode()),
-    ])
-
-
-@pytest.mark.parametrize(("render", "pages", "rendered"), [
-    ("never", {"/"}, set()),
-    ("always", {"/", "/one", "/two", "/three", "/plain"}, {"/", "/one", "/two", "/three", "/plain"}),
-    ("auto", {"/", "/one", "/two", "/three", "/plain"}, {"/", "/one", "/two", "/three"}),
-])
-def test_pages_built_by_scripts_are_found_only_when_rendered(
-    tmp_path: Path, render: str, pages: set[str], rendered: set[str]
-) -> None:
-    with ReplayProcess(str(_script_site(tmp_path))) as replay:
-        result = run_crawl("breadthfirst", tmp_path / "out", ["http://js.test/"], replay.proxy_url,
-                           settings={"FOCUS_RENDER": render, "CLOSESPIDER_TIMEOUT": 120})
+@pytest.mark.parametrize("render", ["never", "always", "auto"])
+def test_pages_scripts_build_after_load_are_rendered_with_their_text(tmp_path: Path, render: str) -> None:
+    site = script_site.write(tmp_path / "site.warc.gz", ARTICLES, broken=[BROKEN])
+    with ReplayProcess(str(site)) as replay:
+        result = run_crawl("breadthfirst", tmp_path / "out", [f"{script_site.HOST}/"], replay.proxy_url,
+                           settings={"FOCUS_RENDER": render, "FOCUS_COLLECTION": True, "CLOSESPIDER_TIMEOUT": 150})
     assert result.returncode == 0, result.log[-3000:]
     assert result.summary["finish_reason"] == "finished"
-    fetched = {r["url"].removeprefix("http://js.test") or "/" for r in result.history}
-    assert fetched == pages
-    assert {r["url"].removeprefix("http://js.test") or "/" for r in result.history if r["rendered"]} == rendered
-    assert (log_stat(result.log, "focus/render/pages") or 0) == len(rendered)
+    pages = {json.loads(line)["url"].removeprefix(script_site.HOST): json.loads(line)
+             for line in (tmp_path / "out/collection/pages.jsonl").read_text().splitlines()}
+    if render == "never":
+        assert set(pages) == {"/"} and log_stat(result.log, "focus/render/pages") is None
+        return
+    articles = {f"/articles/{n}" for n in range(1, ARTICLES + 1)}
+    assert set(pages) == {"/"} | articles
+    # every article its script could build, with the text the script wrote, in the page's own charset
+    for n in range(1, ARTICLES + 1):
+        page = pages[f"/articles/{n}"]
+        assert page["title"] == script_site.article_title(n)
+        if n != BROKEN:
+            assert page["rendered"] and script_site.article_text(n) in page["text"], page
+    # the placeholder never passes for a render: kept as fetched, counted, said once
+    broken = pages[f"/articles/{BROKEN}"]
+    assert not broken["rendered"] and script_site.article_text(BROKEN) not in broken["text"]
+    assert log_stat(result.log, "focus/render/failed") == 1
+    assert log_stat(result.log, "focus/render/pages") == ARTICLES  # the front page and 11 articles
+    said = [line for line in result.log.splitlines() if "WARNING" in line and "Rendering" in line]
+    assert len(said) == 1 and f"/articles/{BROKEN} failed (a loading placeholder was still shown)" in said[0]
+    answered = log_stat(result.log, "response_received_count") - (log_stat(result.log, "robotstxt/response_count") or 0)
     if render == "auto":
-        # chosen by their HTML: the plain page (text and a link) was not rendered
-        assert log_stat(result.log, "focus/render/auto") == len(rendered)
-        # a rendered page is fetched twice (plain, then by the browser) and counts as two fetches against
-        # a page budget, as any fetch (robots.txt aside)
-        answered = log_stat(result.log, "response_received_count") - (log_stat(result.log, "robotstxt/response_count") or 0)
-        assert answered == len(pages) + len(rendered)
+        # the front page was fetched plainly, then rendered; every later page of its host went to the browser once
+        assert log_stat(result.log, "focus/render/auto") == 1 and log_stat(result.log, "focus/render/hosts") == 1
+        assert answered == 1 + len(pages)
+    else:
+        assert answered == len(pages)
 
 
 def test_auto_renders_none_of_webkb(tmp_path: Path) -> None:

@@ -48,6 +48,20 @@ def test_unknown_url_is_404_and_canonical_spelling_is_found(webkb_replay: Replay
     assert fetch(webkb_replay.proxy_url, "http://www.cs.cornell.edu/index.html#x")[0] == 200
 
 
+def test_connect_to_port_80_tunnels_plain_http(webkb_replay: ReplayProcess) -> None:
+    # Playwright's own fetch (the renderer's, middlewares.render) tunnels http URLs through a
+    # proxy with CONNECT host:80; the replay spoke TLS in every tunnel, so the fetch hung up
+    import http.client
+
+    host, port = webkb_replay.proxy_url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.set_tunnel("www.cs.cornell.edu", 80)
+    connection.request("GET", "/index.html")
+    response = connection.getresponse()
+    assert response.status == 200 and b"Cornell" in response.read()
+    connection.close()
+
+
 def test_robots_default_allows_all(webkb_replay: ReplayProcess) -> None:
     status, _, body = fetch(webkb_replay.proxy_url, "http://www.cs.wisc.edu/robots.txt")
     assert status == 200 and b"Disallow:\n" in body and b"Disallow: /" not in body

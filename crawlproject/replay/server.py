@@ -140,7 +140,7 @@ class ReplayRequest(http.Request):
         uri = self.uri.decode("latin-1")
         if uri.startswith(("http://", "https://")):
             return uri
-        origin = self._channel().tunnel_origin  # inside a CONNECT tunnel: https
+        origin = self._channel().tunnel_origin  # inside a CONNECT tunnel
         if origin is not None:
             return origin + uri
         host = (self.getHeader("host") or "localhost").lower()
@@ -148,18 +148,23 @@ class ReplayRequest(http.Request):
 
     def _tunnel(self, factory: ReplayFactory) -> None:
         """``CONNECT host:port``: answer 200, then speak TLS on this connection;
-        the requests that follow are the https URLs of that host."""
+        the requests that follow are the https URLs of that host — or, to
+        port 80, plain HTTP: its http URLs (Playwright's own fetch tunnels
+        every request through a proxy so)."""
         authority = self.uri.decode("latin-1").lower()
         host, _, port = authority.rpartition(":")
         if not host or not port.isdigit():
             self._send(factory, 400, "Bad Request", [("Content-Type", "text/plain")], b"CONNECT host:port", authority)
             return
         channel = self._channel()
-        channel.tunnel_origin = "https://" + (host if port == "443" else authority)
+        plain = port == "80"
+        channel.tunnel_origin = "http://" + host if plain else "https://" + (host if port == "443" else authority)
+        channel.persistent = True  # a tunnel stays open whatever the CONNECT's HTTP version (Python's own: 1.0)
         self.setResponseCode(200, b"Connection established")
         self.setHeader(b"Content-Length", b"0")  # no chunked framing: nothing may follow the headers in the clear
         self.finish()
-        channel.transport.startTLS(factory.tls_options(host))  # type: ignore[union-attr]
+        if not plain:
+            channel.transport.startTLS(factory.tls_options(host))  # type: ignore[union-attr]
 
     def _channel(self) -> ReplayChannel:
         assert isinstance(self.channel, ReplayChannel)  # noqa: S101 (ReplayFactory builds only these)

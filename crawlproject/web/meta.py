@@ -65,6 +65,9 @@ AGENT = "focus_agent"
 ROBOTSTXT = "focus_robotstxt"
 #: A sitemap fetch (spiders.sitemaps): how many sitemap indexes led to it.
 SITEMAP = "focus_sitemap"
+#: Set True on a request whose page the browser rendered (FOCUS_RENDER,
+#: middlewares.render): the item's ``rendered``.
+RENDERED = "focus_rendered"
 #: Read at most this many bytes of the response (overrides the page-size cut).
 MAX_BYTES = "focus_max_bytes"
 #: Accept any content type (robots.txt is text/plain).
