@@ -153,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         "(the browser's), sampled every 0.2 s.\n\n"
         f"| FOCUS_RENDER | pages | rendered | pages/s | ms/page (wall) | peak MB |{extra_head}\n"
         f"|---|---:|---:|---|---:|---:|{extra_rule}\n"
-        f"{rows}\n\nRendered ÷ plain pages/s, same run: **{ratio:.2f}**.\n"
+        f"{rows}\n\n"
+        + ("A plain crawl reaches the front page only: its pages/s is the crawl's start-up, no figure to divide by.\n"
+           if args.script_site else f"Rendered ÷ plain pages/s, same run: **{ratio:.2f}**.\n")
     )
     if args.script_site:
         every = all(r["reached"] == r["with_text"] == args.articles for mode in ("always", "auto") for r in runs[mode])

@@ -59,6 +59,14 @@ class PageItem(scrapy.Item):
     headers = scrapy.Field()  # list of (name, value) pairs, as received
     outlinks = scrapy.Field()  # list of (canonical URL, anchor text)
 
+    def __repr__(self) -> str:
+        """One short line: Scrapy logs every item at DEBUG (its template's
+        level), and a page's body, text and links made 130 lines a page;
+        the exported item (the feed, the history) has every field."""
+        shown = {name: self[name] for name in ("url", "status", "relevance", "relevant", "title", "error")
+                 if self.get(name) is not None}
+        return f"PageItem({shown})"
+
     @classmethod
     def of_response(
         cls, response: Response, page: Page, relevance: float | None, links: list[Link], order: int,

@@ -190,3 +190,38 @@ def test_an_ok_page_budget_counts_pages_answered_2xx_not_dead_links(webkb_replay
     assert len(result.history) > len(ok)  # dead links were fetched too, and did not count
     assert json.loads((tmp_path / "crawl" / "summary.json").read_text())["finish_reason"] == "closespider_okpagecount"
     assert "Progress: 4/40 pages (10%)" in result.log
+
+
+def test_a_progress_line_from_the_timer_and_one_from_the_budget_are_never_both_logged(caplog, monkeypatch) -> None:
+    # Issue 59: a budget's tenth and the LOGSTATS_INTERVAL timer each logged a line, so two came
+    # out in the same second ("15/150 pages (10%)", then "16/150 pages (11%)").
+    import logging
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from crawlproject.extensions import progress as module
+
+    clock = [100.0]
+    monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    crawler = get_crawler(Spider, {"ADDONS": {}})
+    crawler.stats.open_spider()
+    progress = module.CrawlProgress(crawler, interval=10.0, labels=None, relevant=(), budget=150)
+    with caplog.at_level(logging.INFO, logger="crawlproject.extensions.progress"):
+        for seconds, fetched in ((1.0, 15), (1.2, 16), (2.5, 30)):  # the budget's step, the timer, the next step
+            clock[0], progress.fetched = 100.0 + seconds, fetched
+            progress.log_progress()
+    lines = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Progress:")]
+    assert [line.split(",")[0] for line in lines] == ["Progress: 15/150 pages (10%)", "Progress: 30/150 pages (20%)"]
+
+
+def test_a_page_item_logs_as_one_short_line() -> None:
+    # Issue 59: Scrapy logs every scraped item at DEBUG (its template's level); a page's body,
+    # text and links made a 300-page log 40,000 lines.
+    from crawlproject.items import PageItem
+
+    item = PageItem(url="http://a.test/", status=200, title="A", relevance=0.5, body=b"<p>x</p>" * 10_000,
+                    text="word " * 5_000, outlinks=[(f"http://a.test/{n}", "anchor") for n in range(500)])
+    shown = repr(item)
+    assert "\n" not in shown and len(shown) < 200 and "http://a.test/" in shown and "'status': 200" in shown

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import logging
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from urllib.parse import urlsplit
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
+# its font search says 90 lines at DEBUG (Scrapy's template level) on every report
+logging.getLogger("matplotlib").setLevel(logging.INFO)
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 

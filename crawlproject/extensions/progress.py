@@ -3,7 +3,8 @@
 A progress line comes every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting;
 this line replaces Scrapy's own LogStats line) and, when the crawl has a
 page budget (``CLOSESPIDER_PAGECOUNT`` / ``CLOSESPIDER_ITEMCOUNT``), every
-tenth of it too, so a short crawl shows its progress as well:
+tenth of it too, so a short crawl shows its progress as well — never two lines
+within a second (or half the interval) of each other:
 
     Progress: 150/500 pages (30%), 41.2 pages/s, 98 ok, harvest 12.2% (12/98),
     frontier 1,204, last score 0.312
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -108,6 +110,9 @@ class CrawlProgress:
         self.remaining_history: list[dict[str, float | int]] = []
         self.last_remaining: Remaining | None = None
         self.report = False  # write report.html at the end (FOCUS_REPORT)
+        #: a line comes at most this often: the timer's and a budget step's never both at once
+        self.min_gap = min(1.0, interval / 2) if interval > 0 else 1.0
+        self._last_line = -math.inf
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -329,7 +334,11 @@ class CrawlProgress:
         return found
 
     def log_progress(self) -> None:
-        elapsed = max(time.monotonic() - self.started, 1e-9)
+        now = time.monotonic()
+        if now - self._last_line < self.min_gap:
+            return  # a line just went out (the timer's, or a step of the budget's)
+        self._last_line = now
+        elapsed = max(now - self.started, 1e-9)
         done = f"{self.fetched}/{self.budget} pages ({self.fetched / self.budget:.0%})" if self.budget else f"{self.fetched} pages"
         parts = [done, f"{self.fetched / elapsed:.1f} pages/s", f"{self.ok_pages} ok"]
         if self.labels is not None and self.ok_pages:
