@@ -9,7 +9,7 @@ learner from the topic's Task-2 neighbours, every fetch counted, through the
 replay, politely as users crawl: bench.quality's politeness); the pages it
 answered 200 are the test set, in fetch order. Judges:
 
-* ``query-tf`` — SPEC §2's TF cosine of the topic's query and the page;
+* ``query-tf`` — docs/methods.md §2's TF cosine of the topic's query and the page;
 * ``query`` — log-TF × IDF, the IDF the language's corrected by the crawl's
   own pages as they arrive (crawlproject.judges.query);
 * ``examples 10+10`` / ``examples 10`` — a topic learnt from 10 relevant and

@@ -1,4 +1,4 @@
-"""Crawl quality on a labelled corpus (SPEC §3): every strategy × topics ×
+"""Crawl quality on a labelled corpus (docs/methods.md §3): every strategy × topics ×
 tasks, evaluated at several budgets, with means ± s.e., paired t-tests and
 each strategy's place between breadth-first and the path oracle.
 

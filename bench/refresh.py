@@ -1,4 +1,4 @@
-"""Refresh policies on a web that changes (SPEC §5): a repository crawled at
+"""Refresh policies on a web that changes (docs/methods.md §5): a repository crawled at
 week 0, then weekly refresh rounds for every policy and budget.
 
     .venv/bin/python -m bench.refresh --corpus ../shared/corpora/phpdoc-5y \
@@ -372,7 +372,7 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
         + "; ".join(f"**{n}** ({len(w)} queries, {sum(len(set(analyzer.terms(q.text))) == 1 for q in w)} of one term)"
                     for n, w in workloads.items())
         + f". τ of the staleness and embarrassment policies chosen per cell from {taus} on weeks 1–{args.tune_weeks} "
-        f"(mean Q); **every figure below is over weeks {first}–{args.weeks}** of the same run. Q(W_L) as SPEC §5 "
+        f"(mean Q); **every figure below is over weeks {first}–{args.weeks}** of the same run. Q(W_L) as docs/methods.md §5 "
         "(TF-IDF cosine, I(r) = r^−1.5, first 100 ranks) against the live versions of the repository's own pages "
         "(the paper's setting: refreshing every page every week gives 1); *web Q* against the whole live web, pages "
         "created since week 0 included (no refresh can win those). One run per cell: the simulation is deterministic.",

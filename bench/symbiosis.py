@@ -1,4 +1,4 @@
-"""Search engine–crawler symbiosis on a labelled corpus (SPEC §4): a community
+"""Search engine–crawler symbiosis on a labelled corpus (docs/methods.md §4): a community
 simulated as the 2003 paper simulated one on ODP, its engine refocused every
 night by ``scrapy symbiosis``, measured day by day.
 

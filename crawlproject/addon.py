@@ -73,18 +73,18 @@ DOWNLOAD_HANDLER = "crawlproject.distributed.politeness.PoliteDownloadHandler"
 SCRAPY_SETTINGS: dict[str, Any] = {
     # The frontier owns the order (global best-first by float score).
     "SCHEDULER": "crawlproject.frontier.scheduler.FrontierScheduler",
-    # Requests are told apart by their canonical URL (SPEC §1), method and
+    # Requests are told apart by their canonical URL (docs/methods.md §1), method and
     # body, and the frontier filters repeats; a project may swap either.
     "REQUEST_FINGERPRINTER_CLASS": "crawlproject.frontier.dupefilter.CanonicalRequestFingerprinter",
     "DUPEFILTER_CLASS": "crawlproject.frontier.dupefilter.FrontierDupeFilter",
     "ROBOTSTXT_OBEY": True,
     # Scrapy's parser interface over Protego, reading Request-rate and Sitemap lines too.
     "ROBOTSTXT_PARSER": "crawlproject.middlewares.robotstxt.ProtegoRobotParser",
-    # Fetching (SPEC §1): 10 s timeouts, one retry, redirects followed.
+    # Fetching (docs/methods.md §1): 10 s timeouts, one retry, redirects followed.
     "DOWNLOAD_TIMEOUT": 10,
     "RETRY_TIMES": 1,
     "REDIRECT_MAX_TIMES": 5,
-    # The spider-trap guard of SPEC §1 (Scrapy's default is 2083).
+    # The spider-trap guard of docs/methods.md §1 (Scrapy's default is 2083).
     "URLLENGTH_LIMIT": 256,
     # Scrapy starts this many worker tasks for every response's output
     # (scrapy.utils.asyncio._parallel_asyncio), 100 by default: a page of

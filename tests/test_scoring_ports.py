@@ -72,7 +72,7 @@ def test_the_query_judge_stops_counting_a_word_every_page_of_the_crawl_has() -> 
         judge.relevance(seen)  # the crawl meets the site: "postgresql" is on every page
     assert judge.score(decoy) < before  # its one shared word now says little
     assert judge.score(target) > judge.score(decoy)
-    # SPEC §2's TF cosine cannot tell: the decoy repeats a query word, the target has two once
+    # docs/methods.md §2's TF cosine cannot tell: the decoy repeats a query word, the target has two once
     tf = TfQueryJudge(query, ANALYZER)
     assert tf.score(decoy) > tf.score(target)
 

@@ -1,4 +1,4 @@
-"""SharkSearch and Fish-Search formulas on hand-made pages (SPEC §2)."""
+"""SharkSearch and Fish-Search formulas on hand-made pages (docs/methods.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``scrapy symbiosis --index DIR --queries FILE``: one night of SPEC §4's
+"""``scrapy symbiosis --index DIR --queries FILE``: one night of docs/methods.md §4's
 loop — the queries pick seeds from the index, best-first crawls refocus the
 collection, and the new collection replaces the old one atomically."""
 

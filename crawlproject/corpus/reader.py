@@ -44,7 +44,7 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 _CACHE_VERSION = 5  # 2: outlinks without fragments, deduplicated; 3: revisit records read; 4: crawlproject.corpus; 5: pages and labels apart
-DEFAULT_MAX_BYTES = 102400  # the crawler's default page cut (SPEC §1)
+DEFAULT_MAX_BYTES = 102400  # the crawler's default page cut (docs/methods.md §1)
 
 
 @dataclass

@@ -1,2 +1,2 @@
-"""Evaluation of focused crawlers (SPEC §3): topics from a labelled corpus,
+"""Evaluation of focused crawlers (docs/methods.md §3): topics from a labelled corpus,
 metrics over crawl histories, significance across topics, reports."""

@@ -1,4 +1,4 @@
-"""Evaluate crawls of topics (SPEC §3): per-crawl metrics at budgets, their
+"""Evaluate crawls of topics (docs/methods.md §3): per-crawl metrics at budgets, their
 means ± s.e. over topics, paired one-tailed t-tests, and the place of each
 strategy between breadth-first and the path oracle.
 

@@ -1,4 +1,4 @@
-"""Crawl metrics (SPEC §3), as trajectories over pages fetched.
+"""Crawl metrics (docs/methods.md §3), as trajectories over pages fetched.
 
 A crawl is its history: the canonical URLs fetched, in order, with their
 HTTP status. Position n of a trajectory describes the first n fetches.

@@ -1,4 +1,4 @@
-"""Topics from any labelled corpus (SPEC §3).
+"""Topics from any labelled corpus (docs/methods.md §3).
 
 Every category node with at least ``min_pages`` pages is a topic, at any
 depth of the ``/``-separated taxonomy. A topic gives the crawler its
@@ -12,7 +12,7 @@ it) and the targets (relevant pages that are not seeds).
 
 Three kinds of query (the keywords a crawler gets):
 
-* ``category``: the words of the category path (SPEC §3), e.g. "faculty misc"
+* ``category``: the words of the category path (docs/methods.md §3), e.g. "faculty misc"
   — what the literature's DMOZ topics gave; in a corpus whose categories are
   named by role and host it is not what a person would type.
 * ``name``: the topic as a person names it in a few words — where (the
@@ -163,7 +163,7 @@ def name_keywords(category: str) -> list[str]:
 
 
 def category_keywords(category: str) -> list[str]:
-    """The words of a category path (SPEC §3), in order, without repeats.
+    """The words of a category path (docs/methods.md §3), in order, without repeats.
 
     >>> category_keywords("Computers/Artificial_Intelligence/Machine-Learning")
     ['computers', 'artificial', 'intelligence', 'machine', 'learning']
@@ -249,6 +249,6 @@ def read_topics(path: Path) -> list[Topic]:
 
 
 def keyword_counts(text: str, keywords: list[str]) -> int:
-    """How many of the topic keywords occur in *text* (SPEC §3 rank_KW)."""
+    """How many of the topic keywords occur in *text* (docs/methods.md §3 rank_KW)."""
     terms = Counter(TermAnalyzer(stem=False).terms(text))
     return sum(1 for k in keywords if terms.get(k))

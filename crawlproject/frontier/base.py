@@ -1,5 +1,5 @@
 """The frontier contract: what every frontier backend (memory, Redis) must
-do, and nothing more (SPEC §1).
+do, and nothing more (docs/methods.md §1).
 
 A frontier holds unvisited URLs under their canonical form (the *key*),
 each with a float score, the URL to fetch as it was found (when it differs

@@ -1,4 +1,4 @@
-"""Best-N-First (SPEC §2): release the N best URLs as one batch, and choose
+"""Best-N-First (docs/methods.md §2): release the N best URLs as one batch, and choose
 the next N only once every page of the batch was processed."""
 
 from __future__ import annotations

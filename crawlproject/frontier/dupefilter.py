@@ -5,7 +5,7 @@ Scrapy tells two requests apart by their fingerprint
 repeats with ``DUPEFILTER_CLASS``. The add-on installs one of each:
 
 * :class:`CanonicalRequestFingerprinter`: Scrapy's fingerprint of the URL's
-  canonical form (SPEC §1: w3lib's canonical URL without ``:80``, ``..``
+  canonical form (docs/methods.md §1: w3lib's canonical URL without ``:80``, ``..``
   segments or ``index.html``), so ``/d/index.html`` and ``/d/`` are one page;
 * :class:`FrontierDupeFilter`: with that fingerprinter, the frontier itself
   filters repeats — it keys every queued URL by its canonical form, raises

@@ -1,5 +1,5 @@
 """In-memory best-first frontier with a bound, leases, per-slot diversity
-and a disk spill (SPEC §1), compact enough for millions of queued URLs.
+and a disk spill (docs/methods.md §1), compact enough for millions of queued URLs.
 
 Layout, chosen for O(log n) push and pop in about 200 bytes per queued URL:
 

@@ -1,4 +1,4 @@
-"""A Scrapy scheduler whose frontier owns the crawl order (SPEC §1).
+"""A Scrapy scheduler whose frontier owns the crawl order (docs/methods.md §1).
 
 Stock Scrapy orders by integer priorities, per download slot; a focused
 crawl needs one global best-first order by float score. This scheduler

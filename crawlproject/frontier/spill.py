@@ -1,6 +1,6 @@
 """Queued URLs past the memory frontier's bound, kept on disk, best first.
 
-A bounded frontier is right for focus (SPEC §1: MAX_BUFFER), but a plain
+A bounded frontier is right for focus (docs/methods.md §1: MAX_BUFFER), but a plain
 spider's requests must not be lost without a word (Heritrix and Frontera
 spill to disk too). When the memory frontier is full, its lowest-ranked
 item moves here instead of being dropped, and the best items come back as

@@ -8,7 +8,7 @@ graph, a link-value model, a taxonomy classifier, the oracles' labels,
 Fish-Search's any-term rule — else a model file's own judge when the topic
 names a model — a taxonomy classifier with good categories, or a topic learnt
 from examples — else the query's), ``query`` (log-TF × IDF, the IDF the
-language's corrected by the crawl's own pages), ``query-tf`` (SPEC §2's TF
+language's corrected by the crawl's own pages), ``query-tf`` (docs/methods.md §2's TF
 cosine, as the literature ran it; with ``FOCUS_IDF_INDEX``, TF-IDF with a
 search index's IDF). ``auto`` without a model is ``query-tf``: what every
 quality benchmark so far measured. With ``FOCUS_JUDGE_LABELS`` the judge is

@@ -1,5 +1,5 @@
 """Judges backed by a trained model: a taxonomy classifier with good
-categories (SPEC §2's R(p)), and a topic learnt from example pages
+categories (docs/methods.md §2's R(p)), and a topic learnt from example pages
 (crawlproject.models.topic_page: calibrated, so it knows its precision).
 
 Both models' probabilities hold where they were trained: the taxonomy's
@@ -33,13 +33,13 @@ if TYPE_CHECKING:
 class Verdict:
     """What a taxonomy classifier says of one page."""
 
-    relevance: float  #: R(p) = Σ_{c ∈ good} Pr(c | p) (SPEC §2)
+    relevance: float  #: R(p) = Σ_{c ∈ good} Pr(c | p) (docs/methods.md §2)
     leaf: int  #: the best leaf c*
     expand: bool  #: hard focus: c* or an ancestor is good
 
 
 class ClassifierJudge(PageJudge):
-    """R(p) = Σ_{c ∈ good} Pr(c | p) of a taxonomy classifier (SPEC §2), 0
+    """R(p) = Σ_{c ∈ good} Pr(c | p) of a taxonomy classifier (docs/methods.md §2), 0
     away from a site-bound topic's *home*; pages are classified in batches
     (:meth:`classify`: the spider's micro-batcher feeds it) and each page's
     :class:`Verdict` (its best leaf too, which hard focus reads) is kept

@@ -54,7 +54,7 @@ class LinkValueJudge(PageJudge):
 
 
 class OracleJudge(PageJudge):
-    """The labels themselves (SPEC §3's oracles): 1 for a page labelled
+    """The labels themselves (docs/methods.md §3's oracles): 1 for a page labelled
     relevant, else 0. A ceiling to measure other judges against."""
 
     name: ClassVar[str] = "oracle"

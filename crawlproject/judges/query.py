@@ -1,7 +1,7 @@
-"""Judges of a topic given as words (SPEC §2's sim(q, p), and better).
+"""Judges of a topic given as words (docs/methods.md §2's sim(q, p), and better).
 
 * :class:`TfQueryJudge` (``query-tf``): the cosine of the TF vectors of the
-  query and the page — SPEC §2 as the literature ran it, kept as a baseline.
+  query and the page — docs/methods.md §2 as the literature ran it, kept as a baseline.
   A word common everywhere ("page", "information") counts as much as a rare
   one that names the topic.
 * :class:`QueryJudge` (``query``): the cosine of log-TF × IDF vectors,
@@ -47,7 +47,7 @@ UNSEEN_FREQUENCY = 1e-9
 
 
 class TfQueryJudge(PageJudge):
-    """The cosine of the query's and the page's TF vectors (SPEC §2)."""
+    """The cosine of the query's and the page's TF vectors (docs/methods.md §2)."""
 
     name: ClassVar[str] = "query-tf"
 
@@ -134,7 +134,7 @@ class QueryJudge(PageJudge):
 
 class IndexQueryJudge(PageJudge):
     """The cosine of TF-IDF vectors with a search index's IDF
-    (``FOCUS_IDF_INDEX``; SPEC §4: the symbiosis paper's improvement)."""
+    (``FOCUS_IDF_INDEX``; docs/methods.md §4: the symbiosis paper's improvement)."""
 
     name: ClassVar[str] = "query-index-idf"
 

@@ -1,1 +1,1 @@
-"""Scrapy middlewares: the crawler's manners (SPEC §1)."""
+"""Scrapy middlewares: the crawler's manners (docs/methods.md §1)."""

@@ -10,9 +10,9 @@ whose URL is malformed or carries credentials, or whose host is a private
 address (crawlproject.policy.netsafety), or whose site is outside the crawl's
 scope (crawlproject.policy.scope, ``FOCUS_SCOPE``) are refused and counted
 (``focus/url_refused/…``); length is Scrapy's ``URLLENGTH_LIMIT`` (the
-spider-trap guard of SPEC §1).
+spider-trap guard of docs/methods.md §1).
 
-Traps with no end (SPEC §1) are cut where no user cap need be set: a path
+Traps with no end (docs/methods.md §1) are cut where no user cap need be set: a path
 that repeats a segment (``FOCUS_MAX_SEGMENT_REPEATS``), and a chain of
 links each to a URL of its page's own shape — the same URL but for its
 numbers and ids, as a calendar's next month or a counter's ``?d=N+1`` —

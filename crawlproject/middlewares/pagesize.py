@@ -1,4 +1,4 @@
-"""Downloader middleware: read only HTML, and only its first bytes (SPEC §1).
+"""Downloader middleware: read only HTML, and only its first bytes (docs/methods.md §1).
 
 A page is cut at ``FOCUS_MAX_PAGE_BYTES`` (the download stops there) and the
 cut page is still parsed and scored: chop, don't drop. A response whose

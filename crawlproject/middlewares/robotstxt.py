@@ -1,4 +1,4 @@
-"""Downloader middleware: robots.txt as RFC 9309 says (SPEC §1), in place of
+"""Downloader middleware: robots.txt as RFC 9309 says (docs/methods.md §1), in place of
 Scrapy's ``RobotsTxtMiddleware`` and with its settings — ``ROBOTSTXT_OBEY``
 turns it on and off, ``ROBOTSTXT_PARSER`` parses (our Protego adapter,
 :class:`ProtegoRobotParser`, which also reads Request-rate and Sitemap

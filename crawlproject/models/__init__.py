@@ -2,7 +2,7 @@
 verdict into link scores (crawlproject.strategies):
 
 * :mod:`.taxonomy`, :mod:`.taxonomy_classifier` — the category tree and the
-  hierarchical naive Bayes page classifier (SPEC §2, Chakrabarti et al.);
+  hierarchical naive Bayes page classifier (docs/methods.md §2, Chakrabarti et al.);
   :mod:`.online` its learning from the crawl; :mod:`.examples` training
   examples and the held-out report;
 * :mod:`.distiller` — the HITS distiller's hubs over the crawled graph;

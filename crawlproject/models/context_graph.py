@@ -1,4 +1,4 @@
-"""The context graph's layer classifier (Diligenti et al. 2000; SPEC §2).
+"""The context graph's layer classifier (Diligenti et al. 2000; docs/methods.md §2).
 
 Layer 0 holds the target examples, layer i the pages i links before them
 (:func:`crawlproject.models.graph.layers`), up to L layers; every other

@@ -1,4 +1,4 @@
-"""The distiller of the focused crawler (SPEC §2): a relevance-weighted HITS
+"""The distiller of the focused crawler (docs/methods.md §2): a relevance-weighted HITS
 over the crawled graph that finds hubs, whose unvisited outlinks are then
 crawled first.
 

@@ -29,7 +29,7 @@ def reverse(outlinks: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
 
 
 def layers(targets: Iterable[str], inlinks: Mapping[str, Sequence[str]], depth: int) -> dict[str, int]:
-    """The context graph (Diligenti et al. 2000; SPEC §2): layer 0 = the
+    """The context graph (Diligenti et al. 2000; docs/methods.md §2): layer 0 = the
     targets, layer i = pages whose shortest path to a target has i links,
     for i ≤ *depth*; merged across targets (a page is in its nearest layer).
 

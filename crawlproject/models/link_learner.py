@@ -6,7 +6,7 @@ A link's score is the expected relevant pages per fetch,
 Pr(alive) · E[relevance of its page], each estimated in two steps:
 
 1. **From its prior and its siblings** (:class:`PathHistory`): the prior is
-   SharkSearch's score of the link (SPEC §2), put on the scale of the
+   SharkSearch's score of the link (docs/methods.md §2), put on the scale of the
    verdicts (× the crawl's mean relevance over the mean prior of the links
    that led to it). Then, from the coarsest sibling group to the finest —
    the link's host, first directory, first two directories, own directory

@@ -7,7 +7,7 @@ own verdicts — a few hundred fetches teach it little. This model is learnt
 say how a link stands **relative to the topic** rather than which words it
 has (raw tokens do not carry from one topic to the next):
 
-* SharkSearch's own score of the link (SPEC §2), the page's relevance (the
+* SharkSearch's own score of the link (docs/methods.md §2), the page's relevance (the
   judge's verdict), the similarity of the anchor and of the URL's words to
   the query;
 * where the link points: links from the nearest seed (hops), the same host,

@@ -242,7 +242,7 @@ class LinkValueModel:
         return self
 
     def _link_worth(self, graph: TrainingGraph) -> Callable[[str, str], float]:
-        """(page, linked page) → the training value of that link (SPEC §2,
+        """(page, linked page) → the training value of that link (docs/methods.md §2,
         Q = Σ γ^d over the targets it leads to; those of its page's site only
         when ``value_scope`` says so)."""
         inlinks = graph.inlinks()

@@ -1,4 +1,4 @@
-"""SharkSearch's link score (SPEC §2), one formula for the SharkSearch and
+"""SharkSearch's link score (docs/methods.md §2), one formula for the SharkSearch and
 Fish-Search strategies, the link learner's prior and the link model's
 features (models.link_prior):
 

@@ -1,4 +1,4 @@
-"""Hierarchical naive Bayes over a taxonomy (SPEC §2, Chakrabarti et al.).
+"""Hierarchical naive Bayes over a taxonomy (docs/methods.md §2, Chakrabarti et al.).
 
 Every internal node of the taxonomy with two or more children has its own
 scikit-learn ``MultinomialNB`` that tells its children apart. The

@@ -1,1 +1,1 @@
-"""Item pipelines: what a crawl leaves behind (SPEC §1)."""
+"""Item pipelines: what a crawl leaves behind (docs/methods.md §1)."""

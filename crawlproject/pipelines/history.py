@@ -1,4 +1,4 @@
-"""The crawl history (SPEC §1): history.jsonl, one line per fetch, in order,
+"""The crawl history (docs/methods.md §1): history.jsonl, one line per fetch, in order,
 with the page's score at fetch time. Evaluation reads this file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The link graph (SPEC §1): links.tsv, ``source<TAB>target<TAB>anchor`` per
+"""The link graph (docs/methods.md §1): links.tsv, ``source<TAB>target<TAB>anchor`` per
 outlink of every fetched page (both canonical keys; targets fetched or not)."""
 
 from __future__ import annotations

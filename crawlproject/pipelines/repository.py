@@ -1,4 +1,4 @@
-"""The page repository (SPEC §1): pages/<md5 of canonical URL>.html, plus
+"""The page repository (docs/methods.md §1): pages/<md5 of canonical URL>.html, plus
 pages.jsonl mapping each file to its URL and metadata."""
 
 from __future__ import annotations

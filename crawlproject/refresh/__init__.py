@@ -1,5 +1,5 @@
 """Re-crawling what users would notice: user-centric refresh scheduling
-(SPEC §5) and the baselines it is compared with.
+(docs/methods.md §5) and the baselines it is compared with.
 
 * :mod:`~crawlproject.refresh.changes` — what changed between two versions
   of a page (5-word shingles, terms added and removed);

@@ -3,7 +3,7 @@
 The change measure is the corpus's own (phpdoc-evolving's versions.tsv):
 the Jaccard distance between the sets of 5-word shingles of the two texts.
 A page is *stale* when its stored copy is more than τ away from the live
-one (SPEC §5), or when the live page is gone.
+one (docs/methods.md §5), or when the live page is gone.
 """
 
 from __future__ import annotations

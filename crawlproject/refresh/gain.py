@@ -1,4 +1,4 @@
-"""What one refresh gains, as the user-centric policy measures it (SPEC §5).
+"""What one refresh gains, as the user-centric policy measures it (docs/methods.md §5).
 
 The gain of one refresh is estimated without re-running the workload, from
 single-term queries w only: with F_w a piecewise-linear map from score to
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from crawlproject.refresh.quality import VersionIndex
     from crawlproject.refresh.workload import Query
 
-PIECES = 3  #: pieces of F_w (SPEC §5: three were enough)
+PIECES = 3  #: pieces of F_w (docs/methods.md §5: three were enough)
 
 
 @dataclass

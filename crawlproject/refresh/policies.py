@@ -15,7 +15,7 @@ page is what its past refreshes saw (:class:`PageState`), never the live web.
 * ``embarrassment`` (EBR) — d(p) = the fraction of p's observed updates that
   changed ≥ τ of its shingles, times how often p is shown in results, times
   the chance it changed since its last refresh, 1 − e^{−λ(t − LR)};
-* ``user-centric`` (SPEC §5) — δQ(p) = the mean over p's past refreshes of
+* ``user-centric`` (docs/methods.md §5) — δQ(p) = the mean over p's past refreshes of
   ΔQ / (t − LR) (crawlproject.refresh.quality.GainMeter); priority
   P(p, t) = δQ(p) · (t − LR).
 What a page's own refreshes taught (λ, d, δQ) is shrunk toward the

@@ -1,4 +1,4 @@
-"""Repository quality as users see it (SPEC §5).
+"""Repository quality as users see it (docs/methods.md §5).
 
 S(p, q) is the TF-IDF cosine between page p and query q (IDF over every
 version of every page, so one scale for the whole simulation). A query's

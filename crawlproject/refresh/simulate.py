@@ -178,7 +178,7 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
 @dataclass
 class Week:
     week: int
-    quality: float  #: Q against the live versions of the repository's own pages (SPEC §5, the paper's setting)
+    quality: float  #: Q against the live versions of the repository's own pages (docs/methods.md §5, the paper's setting)
     stale: float  #: share of the repository's pages whose copy is stale (changed > τ, or deleted)
     refreshed: int
     changed: int  #: refreshes that found another version (or the page gone)

@@ -1,4 +1,4 @@
-"""The topical search engine that lives in symbiosis with the crawler (SPEC §4).
+"""The topical search engine that lives in symbiosis with the crawler (docs/methods.md §4).
 
 * :mod:`~crawlproject.search.document` — what the engine keeps of a fetched
   page: title, text, and the terms near each of its links (its *votes* for

@@ -1,6 +1,6 @@
 """What the search engine keeps of a fetched page.
 
-Reference-directed indexing (SPEC §4, Rosetta): a page is described by the
+Reference-directed indexing (docs/methods.md §4, Rosetta): a page is described by the
 words other pages write near their links to it. Every referring page casts
 *one vote per term* found near its links to the target — a page that links
 twice, or whose windows overlap, still votes once per term — and the votes

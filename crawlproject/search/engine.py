@@ -10,7 +10,7 @@ A new collection is built beside the current one and swapped in by
 replacing the symlink (``os.replace``: atomic), so the old one answers every
 query until the swap; engines notice the swap at their next query.
 
-Ranking (SPEC §4): the query's terms (the crawler's analyzer) are matched in
+Ranking (docs/methods.md §4): the query's terms (the crawler's analyzer) are matched in
 three fields, each scored by BM25 and weighted: the vote field (terms other
 pages write near their links to the page, one vote per referring page per
 term, as term frequency), the page's text and its title. Default weights
@@ -167,7 +167,7 @@ def open_collection(folder: str | Path) -> Collection:
 
 class IndexIdf:
     """Inverse document frequencies from an index's page texts, for the
-    crawler's TF-IDF (SPEC §4: the engine's IDF instead of plain TF):
+    crawler's TF-IDF (docs/methods.md §4: the engine's IDF instead of plain TF):
     idf(t) = ln((N + 1) / (df(t) + 1)) + 1 (smoothed: a term the index has
     never seen weighs most, none weighs 0), looked up once per term."""
 

@@ -1,4 +1,4 @@
-"""The symbiotic loop (SPEC §4): the engine's users' queries refocus the
+"""The symbiotic loop (docs/methods.md §4): the engine's users' queries refocus the
 collection overnight.
 
     new_collection = {}

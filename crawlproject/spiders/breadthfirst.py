@@ -1,4 +1,4 @@
-"""Alias of the ``focus`` spider whose strategy is breadth-first (SPEC §2)."""
+"""Alias of the ``focus`` spider whose strategy is breadth-first (docs/methods.md §2)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from crawlproject.spiders.base import FocusedSpider
 
 
 class BreadthFirstSpider(FocusedSpider):
-    """Blind breadth-first crawl from the seeds: the baseline (SPEC §2)."""
+    """Blind breadth-first crawl from the seeds: the baseline (docs/methods.md §2)."""
 
     name = "breadthfirst"
     strategy_class = "breadth-first"

@@ -1,5 +1,5 @@
 """Alias of the ``focus`` spider whose strategy is the focused crawler
-(SPEC §2, Chakrabarti et al.): a taxonomy classifier decides which links to
+(docs/methods.md §2, Chakrabarti et al.): a taxonomy classifier decides which links to
 follow first.
 
     scrapy train --labels labels.tsv --warc pages.warc.gz -o model.npz

@@ -1,4 +1,4 @@
-"""Aliases of the ``focus`` spider for the strategies that look ahead (SPEC §2;
+"""Aliases of the ``focus`` spider for the strategies that look ahead (docs/methods.md §2;
 docs/strategies.md):
 
     scrapy train --kind context-graph --labels L --warc W --good course -o cg.npz

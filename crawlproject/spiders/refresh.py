@@ -1,5 +1,5 @@
 """``scrapy crawl refresh -a repository=CRAWL_DIR``: fetch again the pages of
-a finished crawl that a refresh policy picks (SPEC §5), with conditional GETs.
+a finished crawl that a refresh policy picks (docs/methods.md §5), with conditional GETs.
 
     scrapy crawl refresh -a repository=crawls/bestfirst-… -a policy=user-centric \
         -a workload=workload.tsv -a budget=200 [-a now=2021-03-01] [-a tau=0.1]

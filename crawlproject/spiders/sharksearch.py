@@ -1,4 +1,4 @@
-"""Aliases of the ``focus`` spider: SharkSearch and Fish-Search (SPEC §2)."""
+"""Aliases of the ``focus`` spider: SharkSearch and Fish-Search (docs/methods.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Crawling strategies: how the links of a fetched page are scored (SPEC §2).
+"""Crawling strategies: how the links of a fetched page are scored (docs/methods.md §2).
 
 A strategy is a thin adapter: it turns what a model (crawlproject.models)
 or a formula says of a page into one score per link. ``FOCUS_STRATEGY``

@@ -1,4 +1,4 @@
-"""The evaluation's floor and ceilings (SPEC §3): a random crawler, and two
+"""The evaluation's floor and ceilings (docs/methods.md §3): a random crawler, and two
 oracles that know the labels. They exist to measure real strategies against;
 the path oracle also knows the whole corpus graph.
 

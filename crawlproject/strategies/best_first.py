@@ -1,4 +1,4 @@
-"""Naive best-first (SPEC §2): every link of page p scores the relevance of
+"""Naive best-first (docs/methods.md §2): every link of page p scores the relevance of
 p — the crawl's judge's verdict: sim(q, p), the cosine of the topic query
 and the page (crawlproject.judges.query), or a model's when the topic names
 one (FOCUS_JUDGE)."""

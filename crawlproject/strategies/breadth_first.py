@@ -1,4 +1,4 @@
-"""Breadth-first: the blind baseline (SPEC §2). Every link scores the same,
+"""Breadth-first: the blind baseline (docs/methods.md §2). Every link scores the same,
 so the frontier serves them first-in first-out."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The context-focused crawler (Diligenti et al. 2000; SPEC §2).
+"""The context-focused crawler (Diligenti et al. 2000; docs/methods.md §2).
 
 A layer classifier (crawlproject.models.context_graph, trained by
 ``scrapy train --kind context-graph``) puts each fetched page in

@@ -1,4 +1,4 @@
-"""The focused crawler of Chakrabarti et al. (SPEC §2).
+"""The focused crawler of Chakrabarti et al. (docs/methods.md §2).
 
 A taxonomy classifier (``scrapy train``) gives Pr(c|p) for every category;
 the user marks some categories good, and the relevance of a page is

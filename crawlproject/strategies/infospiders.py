@@ -1,4 +1,4 @@
-"""InfoSpiders (Menczer & Belew 2000; Menczer et al. 2004; SPEC §2): a
+"""InfoSpiders (Menczer & Belew 2000; Menczer et al. 2004; docs/methods.md §2): a
 population of agents, each with a keyword list and a small neural net that
 scores links from the keywords near them.
 

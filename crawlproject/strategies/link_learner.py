@@ -7,7 +7,7 @@ and the crawl's own verdicts teach the correction.
   taxonomy classifier with good categories (``-a model=… -a good=…``), or a
   topic learnt from example pages (``scrapy train --examples``). Never
   evaluation labels.
-* **Prior.** SPEC §2's SharkSearch score with the verdict as its relevance:
+* **Prior.** docs/methods.md §2's SharkSearch score with the verdict as its relevance:
   γ·inherited + (1−γ)·(β·anchor + (1−β)·context). Where SharkSearch would
   stop (its depth budget spent) the prior is 0: such a link is queued last,
   and followed only when what was learnt raises it.

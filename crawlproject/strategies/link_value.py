@@ -1,4 +1,4 @@
-"""Learned link value (Rennie & McCallum 1999; SPEC §2 via issue 15): every
+"""Learned link value (Rennie & McCallum 1999; docs/methods.md §2 via issue 15): every
 link scores the discounted number of targets it is predicted to lead to
 (crawlproject.models.link_value, trained by
 ``scrapy train --kind link-value``), and the model keeps learning

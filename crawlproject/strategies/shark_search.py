@@ -1,4 +1,4 @@
-"""SharkSearch and its ancestor Fish-Search (SPEC §2).
+"""SharkSearch and its ancestor Fish-Search (docs/methods.md §2).
 
 Every link of page p (with query q) scores γ·inherited(url) +
 (1−γ)·neighborhood(url) — the formula in crawlproject.models.shark_search,

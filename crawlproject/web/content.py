@@ -1,4 +1,4 @@
-"""Which responses are pages: the crawler reads HTML only (SPEC §1)."""
+"""Which responses are pages: the crawler reads HTML only (docs/methods.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Link context from the page's tag tree (SPEC §1 "aug context", SPEC §2
+"""Link context from the page's tag tree (docs/methods.md §1 "aug context", docs/methods.md §2
 SharkSearch): for every link, its anchor text and the words around it.
 
 The (already tidied) lxml tree is read in document order as one stream of

@@ -1,4 +1,4 @@
-"""Text helpers: tokens, stoplist, stemming, TF vectors and cosine (SPEC §1, §2).
+"""Text helpers: tokens, stoplist, stemming, TF vectors and cosine (docs/methods.md §1, §2).
 
 Pure functions over plain dicts so strategies stay cheap: a page's TF vector
 is a ``Counter`` of terms, and cosine works on any two such mappings.
@@ -16,7 +16,7 @@ from importlib import resources
 
 import Stemmer
 
-# The Dialog nine (SPEC §1) are all in scikit-learn's maintained English list,
+# The Dialog nine (docs/methods.md §1) are all in scikit-learn's maintained English list,
 # which stopwords.txt holds as data (importing scikit-learn would cost every
 # crawl process a second at start-up); tests check the two agree.
 DIALOG_STOPWORDS = frozenset(
@@ -109,7 +109,7 @@ def norm(vector: Mapping[str, float]) -> float:
 
 
 def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """Cosine similarity of two sparse vectors; 0.0 if either is empty (SPEC §2).
+    """Cosine similarity of two sparse vectors; 0.0 if either is empty (docs/methods.md §2).
 
     >>> cosine({"course": 1}, {"course": 2, "lecture": 2})
     0.7071067811865475

@@ -1,4 +1,4 @@
-"""URL canonicalization (SPEC §1).
+"""URL canonicalization (docs/methods.md §1).
 
 One function, :func:`canonicalize`, gives every URL its *key*: what the
 frontier deduplicates on and every output names the page by, so that two
@@ -8,7 +8,7 @@ do), so robots.txt and the server see the link as its page wrote it.
 
 The key is w3lib's ``canonicalize_url`` (sorted query, consistent
 percent-encoding, ``%7E`` → ``~``, lowercase host, no fragment, dot segments
-resolved) plus the SPEC §1 rules w3lib leaves out: the default port is
+resolved) plus the docs/methods.md §1 rules w3lib leaves out: the default port is
 dropped and default pages (``index.html``, ``index.htm``) are stripped.
 """
 
@@ -22,7 +22,7 @@ from w3lib.url import canonicalize_url
 DEFAULT_PORTS = {"http": 80, "https": 443}
 ALLOWED_SCHEMES = frozenset(DEFAULT_PORTS)
 
-# "by heuristic" (SPEC §1): a last path segment that is a directory's default
+# "by heuristic" (docs/methods.md §1): a last path segment that is a directory's default
 # page names the directory itself on nearly every server.
 _DEFAULT_PAGE = re.compile(r"/(?:index|default)\.html?$", re.IGNORECASE)
 # Session ids make one page a new URL on every visit (a spider trap): the
