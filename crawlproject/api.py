@@ -158,37 +158,39 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
     project.setdict(chosen, priority="cmdline")
     if examples:
         model = _train_from_examples(examples, seeds, chosen, output_dir)
-    # The process `scrapy crawl` would make (scrapy.cmdline): it installs the
-    # reactor the settings ask for, before any of our modules imports one.
-    asyncio = project["TWISTED_REACTOR"] == "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
-    process: CrawlerProcess | AsyncCrawlerProcess = (
-        AsyncCrawlerProcess(project)
-        if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS")) or not project.getbool("TWISTED_REACTOR_ENABLED")
-        else CrawlerProcess(project)
-    )
-    from crawlproject.commands.crawl import crawl_failure, startup_cause
-
-    crawler = process.create_crawler("focus")
-    pages: list[dict[str, Any]] = []
-    bar = _progress_bar(budget) if progress else None
-
-    def scraped(item: Any, **_: Any) -> None:
-        pages.append(dict(item))
-        if bar is not None:
-            bar.update(1)
-
-    from scrapy import signals
-
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    spider_arguments = {"seeds": seeds, **({"query": query} if query else {}), **({"model": model} if model else {}),
-                        **({"strategy": strategy} if strategy else {})}
-    failures: list[BaseException] = []
-    crawling: Any = process.crawl(crawler, **spider_arguments)
-    if hasattr(crawling, "add_done_callback"):
-        crawling.add_done_callback(lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None)
-    else:
-        crawling.addErrback(lambda failure: failures.append(failure.value))
+    # The caller's signal handlers, as they were before any Scrapy object (a
+    # crawler process installs its own).
     with _signal_handlers_restored():
+        # The process `scrapy crawl` would make (scrapy.cmdline): it installs the
+        # reactor the settings ask for, before any of our modules imports one.
+        asyncio = project["TWISTED_REACTOR"] == "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+        process: CrawlerProcess | AsyncCrawlerProcess = (
+            AsyncCrawlerProcess(project)
+            if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS")) or not project.getbool("TWISTED_REACTOR_ENABLED")
+            else CrawlerProcess(project)
+        )
+        from crawlproject.commands.crawl import crawl_failure, startup_cause
+
+        crawler = process.create_crawler("focus")
+        pages: list[dict[str, Any]] = []
+        bar = _progress_bar(budget) if progress else None
+
+        def scraped(item: Any, **_: Any) -> None:
+            pages.append(dict(item))
+            if bar is not None:
+                bar.update(1)
+
+        from scrapy import signals
+
+        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        spider_arguments = {"seeds": seeds, **({"query": query} if query else {}), **({"model": model} if model else {}),
+                            **({"strategy": strategy} if strategy else {})}
+        failures: list[BaseException] = []
+        crawling: Any = process.crawl(crawler, **spider_arguments)
+        if hasattr(crawling, "add_done_callback"):
+            crawling.add_done_callback(lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None)
+        else:
+            crawling.addErrback(lambda failure: failures.append(failure.value))
         process.start()
     if bar is not None:
         bar.close()

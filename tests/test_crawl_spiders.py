@@ -208,12 +208,16 @@ def test_a_progress_line_from_the_timer_and_one_from_the_budget_are_never_both_l
     crawler = get_crawler(Spider, {"ADDONS": {}})
     crawler.stats.open_spider()
     progress = module.CrawlProgress(crawler, interval=10.0, labels=None, relevant=(), budget=150)
+    steps = ((1.0, 15, progress.log_step_line), (1.2, 16, progress.log_timer_line),  # a step, then the timer
+             (1.4, 30, progress.log_step_line),  # the next step, at once in a fast crawl
+             (11.0, 40, progress.log_timer_line), (11.3, 45, progress.log_step_line))  # the timer, then a step
     with caplog.at_level(logging.INFO, logger="crawlproject.extensions.progress"):
-        for seconds, fetched in ((1.0, 15), (1.2, 16), (2.5, 30)):  # the budget's step, the timer, the next step
+        for seconds, fetched, log in steps:
             clock[0], progress.fetched = 100.0 + seconds, fetched
-            progress.log_progress()
+            log()
     lines = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Progress:")]
-    assert [line.split(",")[0] for line in lines] == ["Progress: 15/150 pages (10%)", "Progress: 30/150 pages (20%)"]
+    assert [line.split(",")[0].removeprefix("Progress: ") for line in lines] == [
+        "15/150 pages (10%)", "30/150 pages (20%)", "40/150 pages (27%)"]
 
 
 def test_a_page_item_logs_as_one_short_line() -> None:

@@ -3,8 +3,8 @@
 A progress line comes every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting;
 this line replaces Scrapy's own LogStats line) and, when the crawl has a
 page budget (``CLOSESPIDER_PAGECOUNT`` / ``CLOSESPIDER_ITEMCOUNT``), every
-tenth of it too, so a short crawl shows its progress as well — never two lines
-within a second (or half the interval) of each other:
+tenth of it too, so a short crawl shows its progress as well — but never the
+timer's and a tenth's within a second (or half the interval) of each other:
 
     Progress: 150/500 pages (30%), 41.2 pages/s, 98 ok, harvest 12.2% (12/98),
     frontier 1,204, last score 0.312
@@ -110,9 +110,10 @@ class CrawlProgress:
         self.remaining_history: list[dict[str, float | int]] = []
         self.last_remaining: Remaining | None = None
         self.report = False  # write report.html at the end (FOCUS_REPORT)
-        #: a line comes at most this often: the timer's and a budget step's never both at once
+        #: the timer's line and a budget step's never both at once: neither
+        #: comes this soon after the other's (steps among themselves all come)
         self.min_gap = min(1.0, interval / 2) if interval > 0 else 1.0
-        self._last_line = -math.inf
+        self._last_line = self._last_timer_line = -math.inf
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -150,7 +151,7 @@ class CrawlProgress:
     def spider_opened(self, spider: Spider) -> None:
         self.started = time.monotonic()
         if self.interval > 0:
-            self._loop = task.LoopingCall(self.log_progress)
+            self._loop = task.LoopingCall(self.log_timer_line)
             self._loop.start(self.interval, now=False)
 
     def response_received(self, response: Any, request: Any, spider: Spider) -> None:
@@ -179,7 +180,7 @@ class CrawlProgress:
             self.called_relevant += item.get("relevant") is True
         self._observe_remaining(item, spider)
         if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
-            self.log_progress()
+            self.log_step_line()
 
     def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
         """The fetch for the estimate of what is left; every so many, a new
@@ -333,11 +334,21 @@ class CrawlProgress:
             found |= {"precision": round(right / called, 4), "low": round(low, 4), "high": round(high, 4)}
         return found
 
+    def log_timer_line(self) -> None:
+        """The LOGSTATS_INTERVAL line, unless a budget step's just went out."""
+        if time.monotonic() - self._last_line < self.min_gap:
+            return
+        self.log_progress()
+        self._last_timer_line = self._last_line
+
+    def log_step_line(self) -> None:
+        """A tenth of the budget's line, unless the timer's just went out."""
+        if time.monotonic() - self._last_timer_line < self.min_gap:
+            return
+        self.log_progress()
+
     def log_progress(self) -> None:
-        now = time.monotonic()
-        if now - self._last_line < self.min_gap:
-            return  # a line just went out (the timer's, or a step of the budget's)
-        self._last_line = now
+        now = self._last_line = time.monotonic()
         elapsed = max(now - self.started, 1e-9)
         done = f"{self.fetched}/{self.budget} pages ({self.fetched / self.budget:.0%})" if self.budget else f"{self.fetched} pages"
         parts = [done, f"{self.fetched / elapsed:.1f} pages/s", f"{self.ok_pages} ok"]
