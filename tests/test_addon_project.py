@@ -42,7 +42,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # noqa: S603
     installing = subprocess.run(  # noqa: S603
-        [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", "--no-compile", str(ROOT)],
         capture_output=True, text=True, timeout=900,
     )
     assert installing.returncode == 0, installing.stderr[-3000:]
