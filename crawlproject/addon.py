@@ -58,10 +58,9 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         "crawlproject.extensions.progress.CrawlProgress": 500,
         # The live dashboard, metrics and labels (only with FOCUS_DASHBOARD_PORT).
         "crawlproject.extensions.dashboard.CrawlDashboard": 600,
-        # CLOSESPIDER_PAGECOUNT counts pages, not our robots.txt fetches.
+        # The page budgets are the crawl's PageBudget (robots.txt is not a page).
         "scrapy.extensions.closespider.CloseSpider": None,
         "crawlproject.extensions.closespider.CloseSpider": 0,
-        "crawlproject.extensions.closespider.OkPageBudget": 0,
     },
 }
 

@@ -189,7 +189,9 @@ def test_an_ok_page_budget_counts_pages_answered_2xx_not_dead_links(webkb_replay
     assert 40 <= len(ok) <= 40 + 16  # requests in flight finish
     assert len(result.history) > len(ok)  # dead links were fetched too, and did not count
     assert json.loads((tmp_path / "crawl" / "summary.json").read_text())["finish_reason"] == "closespider_okpagecount"
-    assert "Progress: 4/40 pages (10%)" in result.log
+    # the progress line counts against the budget: pages answered 2xx, its tenth logged once passed
+    lines = re.findall(r"Progress: (\d+)/40 pages \(\d+%\), [\d.]+ pages/s, (\d+) ok", result.log)
+    assert lines and all(done == ok for done, ok in lines), lines
 
 
 def test_a_progress_line_from_the_timer_and_one_from_the_budget_are_never_both_logged(caplog, monkeypatch) -> None:
@@ -229,3 +231,15 @@ def test_a_page_item_logs_as_one_short_line() -> None:
                     text="word " * 5_000, outlinks=[(f"http://a.test/{n}", "anchor") for n in range(500)])
     shown = repr(item)
     assert "\n" not in shown and len(shown) < 200 and "http://a.test/" in shown and "'status': 200" in shown
+
+
+def test_the_page_budget_alone_ends_the_crawl(webkb_replay, tmp_path) -> None:
+    # Issue 60: one PageBudget holds the scheduler back and closes the crawl; before, the crawl
+    # stopped only because a closing extension counted the same pages as the scheduler, so a
+    # project without that extension held its requests back and never ended (the timeout did).
+    result = run_crawl("breadthfirst", tmp_path / "crawl", ["http://www.cs.cornell.edu/"], webkb_replay.proxy_url,
+                       settings={"CLOSESPIDER_PAGECOUNT": 20, "CLOSESPIDER_TIMEOUT": 90,
+                                 "EXTENSIONS": json.dumps({"crawlproject.extensions.closespider.CloseSpider": None})})
+    assert result.returncode == 0, result.log[-2000:]
+    assert result.summary["finish_reason"] == "closespider_pagecount"
+    assert len(result.history) == 20

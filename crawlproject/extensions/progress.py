@@ -46,6 +46,7 @@ from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.corpus.output import CrawlOutput, earlier_runs
+from crawlproject.frontier.budget import PageBudget
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
 from crawlproject.strategies.ports import CrawlerFrontier
@@ -90,6 +91,9 @@ class CrawlProgress:
         self.relevant = relevant
         self.budget = budget
         self.step = max(1, budget // _STEPS) if budget else 0
+        self._steps_logged = 0
+        #: the crawl's page budget, when the line counts against it
+        self.pages_budget: PageBudget | None = None
         self.fetched = 0
         self.status_counts: Counter[str] = Counter()
         self.ok_pages = 0
@@ -134,14 +138,16 @@ class CrawlProgress:
             )
         if labels is not None:
             _check_categories(relevant, labels, labels_path)
-        budget = max(settings.getint("CLOSESPIDER_PAGECOUNT"), settings.getint("CLOSESPIDER_ITEMCOUNT"),
-                     settings.getint("FOCUS_OK_PAGECOUNT"))
+        pages = PageBudget.of(crawler)
+        budget = max(pages.limit if pages is not None else 0, settings.getint("CLOSESPIDER_ITEMCOUNT"))
         remaining_from = config.get_str(settings, "FOCUS_REMAINING_FROM")
         if remaining_from == "labels" and labels is None:
             raise SettingsError("FOCUS_REMAINING_FROM = labels needs FOCUS_LABELS and FOCUS_RELEVANT")
         extension = cls(crawler, interval, labels, relevant, budget, remaining_from,
                         config.get_float(settings, "FOCUS_STOP_BELOW"))
         extension.report = config.get_bool(settings, "FOCUS_REPORT")
+        if pages is not None and pages.limit == budget:
+            extension.pages_budget = pages
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
@@ -179,8 +185,19 @@ class CrawlProgress:
                     self.labelled_verdicts[item.get("canonical_url", "")] = (relevance, item["relevant"], labelled)
             self.called_relevant += item.get("relevant") is True
         self._observe_remaining(item, spider)
-        if self.step and self.fetched % self.step == 0 and self.fetched < self.budget:
+        done = self.done
+        if self.step and done // self.step > self._steps_logged and done < self.budget:
+            self._steps_logged = done // self.step
             self.log_step_line()
+
+    @property
+    def done(self) -> int:
+        """What the line counts, as the crawl's page budget counts (pages
+        answered 2xx for an ok-page budget), from the pages processed so far
+        (so that its figures agree with one another)."""
+        if self.pages_budget is not None and not self.pages_budget.pages:
+            return self.ok_pages
+        return self.fetched
 
     def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
         """The fetch for the estimate of what is left; every so many, a new
@@ -350,7 +367,8 @@ class CrawlProgress:
     def log_progress(self) -> None:
         now = self._last_line = time.monotonic()
         elapsed = max(now - self.started, 1e-9)
-        done = f"{self.fetched}/{self.budget} pages ({self.fetched / self.budget:.0%})" if self.budget else f"{self.fetched} pages"
+        count = self.done
+        done = f"{count}/{self.budget} pages ({count / self.budget:.0%})" if self.budget else f"{count} pages"
         parts = [done, f"{self.fetched / elapsed:.1f} pages/s", f"{self.ok_pages} ok"]
         if self.labels is not None and self.ok_pages:
             parts.append(

@@ -25,7 +25,7 @@ engine tests pass against it (make test runs them) — and joins small pieces:
   URL keeps, and back;
 * Best-N-First batches (crawlproject.frontier.batches), with
   ``FOCUS_BATCH_SIZE`` > 1;
-* the page budget (:class:`PageBudget`): no request is handed out once the
+* the page budget (crawlproject.frontier.budget, the crawl's one): no request is handed out once the
   pages fetched and in flight reach ``CLOSESPIDER_PAGECOUNT`` (or
   ``FOCUS_OK_PAGECOUNT``), so a crawl never fetches more than its budget.
 
@@ -54,9 +54,9 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
-from crawlproject.corpus.output import earlier_runs
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
+from crawlproject.frontier.budget import PageBudget
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.stats import StatsBuffer
@@ -69,7 +69,6 @@ from crawlproject.scrapy_private import (
 )
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
-from crawlproject.web.page import page_key
 
 if TYPE_CHECKING:
     from typing import Self
@@ -81,7 +80,6 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.defer import Deferred
 
-    from crawlproject.corpus.output import EarlierRuns
     from crawlproject.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -105,43 +103,6 @@ class _Fetch:
     def __init__(self) -> None:
         self.in_flight = 1
         self.responded = False
-
-
-class PageBudget:
-    """Hold requests back once pages fetched + fetches in flight reach a
-    budget: ``CLOSESPIDER_PAGECOUNT`` counts pages answered (robots.txt
-    aside), ``FOCUS_OK_PAGECOUNT`` pages answered 2xx. A fetch that fails
-    gives its place back, so the crawl still fetches its budget while the
-    web has pages to give."""
-
-    def __init__(self, pages: int = 0, ok_pages: int = 0):
-        self.pages, self.ok_pages = pages, ok_pages
-        self.answered = 0
-        self.answered_ok = 0
-        self.unanswered = 0  #: fetches handed out whose response has not come
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> PageBudget | None:
-        pages = settings.getint("CLOSESPIDER_PAGECOUNT")
-        ok_pages = config.get_int(settings, "FOCUS_OK_PAGECOUNT")
-        return cls(pages, ok_pages) if pages > 0 or ok_pages > 0 else None
-
-    def spent(self) -> bool:
-        if self.pages and self.answered + self.unanswered >= self.pages:
-            return True
-        return bool(self.ok_pages) and self.answered_ok + self.unanswered >= self.ok_pages
-
-    def answer(self, status: int, counts: bool = True) -> None:
-        """A fetch was answered; it *counts* unless its page was counted by an
-        earlier run of the crawl (fetched again after a kill)."""
-        self.unanswered -= 1
-        if counts:
-            self.answered += 1
-            self.answered_ok += 200 <= status < 300
-
-    def resume(self, earlier: EarlierRuns) -> None:
-        """A resumed crawl's budget counts what its earlier runs fetched."""
-        self.answered, self.answered_ok = earlier.answered, earlier.ok
 
 
 def pages_window(settings: Any) -> int:
@@ -176,7 +137,6 @@ class FrontierScheduler(BaseScheduler):
         #: flight, so none is handed out and the engine is asked again when
         #: the first slot's delay ends (or, without delays, when a download ends).
         self._wake: Any = None
-        self._earlier: EarlierRuns | None = None  # what the runs before a resume recorded
         self.frontier = frontier
         self.df = dupefilter
         self.frontier_filters = frontier_filters(dupefilter)
@@ -221,7 +181,7 @@ class FrontierScheduler(BaseScheduler):
             dupefilter,
             batches,
             persistent=job_dir(settings) is not None,
-            budget=PageBudget.from_settings(settings),
+            budget=PageBudget.of(crawler),
             slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
             window=pages_window(settings),
         )
@@ -231,9 +191,6 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Deferred[None] | None:
         self.spider = spider
         self.codec = RequestCodec(spider)
-        self._earlier = earlier_runs(spider)
-        if self.budget is not None and self._earlier is not None:
-            self.budget.resume(self._earlier)
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests
             on_request_finished(self.crawler, self.request_finished)
@@ -304,7 +261,7 @@ class FrontierScheduler(BaseScheduler):
             request.meta[keys.KEY] = (request.url, page_of_lease(entry.key))
             self._fetches[entry.key] = _Fetch()
             if self.budget is not None:
-                self.budget.unanswered += 1
+                self.budget.handed()
             self._last_score = entry.score
             self._popped += 1
             request.meta[keys.POPPED] = self._popped
@@ -427,7 +384,7 @@ class FrontierScheduler(BaseScheduler):
             request.meta[keys.KEY] = (request.url, encoded.key)
             self._fetches[key] = _Fetch()
             if self.budget is not None:
-                self.budget.unanswered += 1
+                self.budget.handed()
         self._continuations.append(request)
         self.counts.inc("scheduler/enqueued")
         return True
@@ -438,9 +395,8 @@ class FrontierScheduler(BaseScheduler):
         fetch = self._fetches.get(request.meta.get(keys.LEASE, ""))
         if fetch is not None and not fetch.responded:
             fetch.responded = True
-            if self.budget is not None and not request.meta.get(keys.ROBOTSTXT):
-                again = self._earlier is not None and self._earlier.recorded_before(page_key(request.url, request.meta))
-                self.budget.answer(response.status, counts=not again)
+            if self.budget is not None:
+                self.budget.settled()  # the budget counted the page itself
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)
@@ -466,7 +422,7 @@ class FrontierScheduler(BaseScheduler):
             return
         del self._fetches[lease]
         if self.budget is not None and not fetch.responded:
-            self.budget.unanswered -= 1  # failed: its place in the budget is free again
+            self.budget.settled()  # failed: its place in the budget is free again
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
