@@ -62,13 +62,6 @@ def engine_of(crawler: Crawler) -> Any:
         return None
 
 
-def scheduler_of(crawler: Crawler) -> Any:
-    """The scheduler of a running crawl (``ExecutionEngine._slot.scheduler``),
-    or ``None`` before the engine opened the spider and after it closed."""
-    slot = getattr(engine_of(crawler), "_slot", None)
-    return getattr(slot, "scheduler", None)
-
-
 def slot_key(crawler: Crawler, request: Request) -> str:
     """The key of the download slot *request* will use (AutoThrottle reads
     it the same way: ``Downloader.get_slot_key``)."""

@@ -46,6 +46,7 @@ import os
 import time
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.core.downloader import Downloader
@@ -103,6 +104,18 @@ class _Fetch:
     def __init__(self) -> None:
         self.in_flight = 1
         self.responded = False
+
+
+#: The frontier scheduler each crawl has open: handed to the strategy's
+#: frontier port when the engine opens it, as Scrapy hands a
+#: DownloaderInterface its downloader (nothing reaches into the engine).
+_OPEN: WeakKeyDictionary[Crawler, FrontierScheduler] = WeakKeyDictionary()
+
+
+def open_scheduler(crawler: Crawler) -> FrontierScheduler | None:
+    """The crawl's open frontier scheduler; None before the engine opened
+    it, after it closed, or when the crawl runs another scheduler."""
+    return _OPEN.get(crawler)
 
 
 def pages_window(settings: Any) -> int:
@@ -191,12 +204,15 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Deferred[None] | None:
         self.spider = spider
         self.codec = RequestCodec(spider)
+        _OPEN[self.crawler] = self  # the strategy's frontier port asks this one (open_scheduler)
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests
             on_request_finished(self.crawler, self.request_finished)
         return self.df.open()
 
     def close(self, reason: str) -> Deferred[None] | None:
+        if _OPEN.get(self.crawler) is self:
+            del _OPEN[self.crawler]
         if self._wake is not None and self._wake.active():
             self._wake.cancel()
         # Whatever is still leased (in flight, waiting as a continuation or

@@ -1,4 +1,4 @@
-"""The three scoring ports, and the frontier's two implementations.
+"""The frontier port a strategy is handed, and its two implementations.
 
 A crawl's scoring is three pieces that meet only here (docs/architecture.md,
 "Three ports"):
@@ -6,16 +6,16 @@ A crawl's scoring is three pieces that meet only here (docs/architecture.md,
 * :class:`~crawlproject.judges.base.PageJudge` — a fetched page → its
   relevance in [0, 1], with the judge's own threshold and precision estimate
   (crawlproject.judges);
-* :class:`LinkScorer` — a page's links → one score each, given the page's
-  relevance: what every :class:`~crawlproject.strategies.base.CrawlStrategy`
-  is;
+* :class:`~crawlproject.strategies.base.CrawlStrategy` — a page's links →
+  one score each, given the page's relevance;
 * :class:`FrontierPort` — what a strategy may ask of the queue: re-score
   queued URLs, sample their scores, count stats, act at the end. Handed to
   the strategy when it is built, so a strategy never reaches the crawler,
   the scheduler or Scrapy's signals, and runs in a test against
   :class:`DetachedFrontier`. Like Scrapy's ``DownloaderInterface``, which
-  holds the downloader, :class:`CrawlerFrontier` holds the crawl's
-  scheduler and calls it: no signal between them.
+  is handed the downloader, :class:`CrawlerFrontier` is handed the
+  scheduler the crawl opens and calls it: no signal between them, no reach
+  into the engine.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
-from crawlproject.scrapy_private import scheduler_of
+from crawlproject.frontier.scheduler import open_scheduler
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -31,15 +31,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawlproject.frontier.scheduler import FrontierScheduler
-    from crawlproject.web.page import Page
-
-
-class LinkScorer(Protocol):
-    """A page's links → scores (higher first; None: do not follow)."""
-
-    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]: ...
-
-    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]: ...
 
 
 class FrontierPort(Protocol):
@@ -68,11 +59,11 @@ class FrontierPort(Protocol):
 
 
 class CrawlerFrontier:
-    """The frontier port of a running crawl: it asks the crawl's frontier
-    scheduler (crawlproject.frontier.scheduler), found when asked — a crawl
-    under another scheduler (a plain Scrapy project's) has no queue to
-    re-score or sample: nothing happens, no score comes back. The stats go
-    to Scrapy's stats collector."""
+    """The frontier port of a running crawl: it asks the frontier scheduler
+    the crawl opened (crawlproject.frontier.scheduler hands itself over at
+    open) — before that, after it closed, or under another scheduler (a plain
+    Scrapy project's) there is no queue to re-score or sample: nothing
+    happens, no score comes back. The stats go to Scrapy's stats collector."""
 
     def __init__(self, crawler: Crawler, scheduler: FrontierScheduler | None = None):
         self._crawler = crawler
@@ -80,10 +71,7 @@ class CrawlerFrontier:
         self._given = scheduler
 
     def _scheduler(self) -> FrontierScheduler | None:
-        from crawlproject.frontier.scheduler import FrontierScheduler
-
-        scheduler = self._given if self._given is not None else scheduler_of(self._crawler)  # (an empty one is falsy)
-        return scheduler if isinstance(scheduler, FrontierScheduler) else None
+        return self._given if self._given is not None else open_scheduler(self._crawler)
 
     def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
                 keys: Sequence[str] | None = None) -> None:
