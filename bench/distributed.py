@@ -127,7 +127,7 @@ def queue_speed(server: RedisServer, n: int) -> dict[str, float]:
     from bench.frontier import requests as crawl_requests
     from crawlproject import config
     from crawlproject.frontier.codec import RequestCodec
-    from crawlproject.spiders.bestfirst import BestFirstSpider
+    from crawlproject.spiders import BestFirstSpider
 
     client = redis.Redis.from_url(server.url)
     client.flushall()

@@ -47,7 +47,7 @@ LABELS = {
 
 
 def make_spider() -> Any:
-    from crawlproject.spiders.bestfirst import BestFirstSpider
+    from crawlproject.spiders import BestFirstSpider
 
     return BestFirstSpider(query="course", seeds="http://seed.example/")
 

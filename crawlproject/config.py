@@ -172,7 +172,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_INFOSPIDERS_LEARNING_RATE": _float(0.1),
     "FOCUS_ORACLE_WARC": _str(),
     "FOCUS_CACHE_DIR": _str(".cache"),
-    # Focused crawler (strategies.focused, spiders.focused)
+    # Focused crawler (strategies.focused)
     "FOCUS_MODEL": _str(),
     "FOCUS_GOOD": _str(),
     "FOCUS_FOCUSED_MODE": _choice("learn", "learn", "soft", "hard"),

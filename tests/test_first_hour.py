@@ -133,7 +133,7 @@ def test_a_genspider_spider_that_yields_dicts_runs_in_this_project(webkb_replay:
 def test_a_topic_spider_subclass_uses_its_class_attributes(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     spider_file = tmp_path / "courses.py"
     spider_file.write_text(textwrap.dedent(f"""
-        from crawlproject.spiders.bestfirst import BestFirstSpider
+        from crawlproject.spiders import BestFirstSpider
 
         class CourseSpider(BestFirstSpider):
             name = "courses"

@@ -9,7 +9,7 @@ from scrapy.http.request import NO_CALLBACK
 
 from crawlproject.frontier.base import FrontierEntry
 from crawlproject.frontier.codec import DICT, GET, OBJECT, RequestCodec, key_of, meta_of
-from crawlproject.spiders.bestfirst import BestFirstSpider
+from crawlproject.spiders import BestFirstSpider
 from crawlproject.web.meta import KEY, LEASE, SCORE
 
 

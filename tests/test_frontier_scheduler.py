@@ -9,7 +9,7 @@ from typing import Any
 from scrapy import Request
 
 from crawlproject.frontier.scheduler import FrontierScheduler
-from crawlproject.spiders.bestfirst import BestFirstSpider
+from crawlproject.spiders import BestFirstSpider
 from crawlproject.web.meta import KEY, LEASE, SCORE
 from tests.conftest import open_scheduler
 

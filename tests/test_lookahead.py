@@ -31,7 +31,7 @@ from crawlproject.models.page_classifier import TargetPageClassifier
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.models.training_graph import LinkRecord, TrainingGraph
 from crawlproject.policy.scope import HomeSites
-from crawlproject.spiders.lookahead import LinkValueSpider
+from crawlproject.spiders import LinkValueSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.context_graph import ContextGraphStrategy
 from crawlproject.strategies.infospiders import DEAD_PENALTY, INITIAL_ENERGY, InfoSpidersStrategy

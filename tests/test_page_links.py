@@ -9,7 +9,7 @@ from scrapy.http import HtmlResponse, Request
 
 from crawlproject.middlewares.canonicalize import CanonicalizeMiddleware
 from crawlproject.pipelines.linkgraph import LinkGraphPipeline
-from crawlproject.spiders.sharksearch import SharkSearchSpider
+from crawlproject.spiders import SharkSearchSpider
 from crawlproject.web import urls
 from tests.conftest import open_scheduler
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapy import Request
 
-from crawlproject.spiders.baselines import RandomSpider
+from crawlproject.spiders import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.baselines import (
     OneStepOracleStrategy,

@@ -15,7 +15,7 @@ from crawlproject.config import SettingsError
 from crawlproject.models.online import OnlineLearner
 from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
 from crawlproject.policy.scope import HomeSites
-from crawlproject.spiders.baselines import RandomSpider
+from crawlproject.spiders import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.factory import build_focus
 from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy

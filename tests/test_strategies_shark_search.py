@@ -102,7 +102,7 @@ def test_fish_search_is_binary_and_ignores_the_neighborhood() -> None:
 def test_spiders_build_their_strategies_from_settings(tmp_path: Path) -> None:
     from scrapy.utils.test import get_crawler
 
-    from crawlproject.spiders.sharksearch import FishSearchSpider, SharkSearchSpider
+    from crawlproject.spiders import FishSearchSpider, SharkSearchSpider
 
     settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
                 "FOCUS_OUTPUT_DIR": str(tmp_path / "%(name)s")}  # a spider settles its output folder when built

@@ -16,20 +16,22 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from crawlproject.models.examples import crawl_pages
-from crawlproject.spiders.breadthfirst import BreadthFirstSpider
+from crawlproject.spiders.base import FocusedSpider
+from crawlproject.spiders.strategy_spiders import SPIDERS
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerProcessBase
 
 
-def _spider(name: str, folder: Path, settings: dict[str, Any]) -> type[BreadthFirstSpider]:
+def _spider(name: str, folder: Path, settings: dict[str, Any]) -> type[FocusedSpider]:
     """A breadth-first spider writing its pages into *folder*."""
+    breadth_first = SPIDERS["breadth-first"]
     custom = {
-        **BreadthFirstSpider.custom_settings,
+        **(breadth_first.custom_settings or {}),
         "FOCUS_OUTPUT_DIR": str(folder), "FOCUS_STORE_PAGES": True, "LOG_LEVEL": "WARNING", **settings,
     }
-    return type(f"{name.title()}ExamplesSpider", (BreadthFirstSpider,), {"name": name, "custom_settings": custom})
+    return type(f"{name.title()}ExamplesSpider", (breadth_first,), {"name": name, "custom_settings": custom})
 
 
 def fetch(
