@@ -62,3 +62,15 @@ def test_a_german_or_japanese_page_scores_on_its_own_words() -> None:
     japanese = analyzer.vector("機械学習 講義")
     assert cosine(japanese, analyzer.vector("この講義は機械学習の入門です")) > 0.3
     assert cosine(japanese, analyzer.vector("今日は天気が良い")) == 0.0
+
+
+def test_a_page_vector_is_its_own_for_each_kind_of_analyzer() -> None:
+    # Issue 60: Page.vector kept the first analyzer's vector for every later one, so a link
+    # model's stemmed terms depended on whether a query judge (unstemmed) had read the page first.
+    from crawlproject.web.page import Page
+    from crawlproject.web.text import TermAnalyzer
+
+    page = Page(url="http://a.test/", text="The courses and lectures of the course", links=[])
+    assert page.vector(TermAnalyzer(stem=False)) == {"courses": 1, "lectures": 1, "course": 1}
+    assert page.vector(TermAnalyzer(stem=True)) == {"cours": 2, "lectur": 1}
+    assert page.vector(TermAnalyzer(stem=False)) is page.vector(TermAnalyzer(stem=False))  # still computed once

@@ -64,7 +64,7 @@ class Page:
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
     key: str = ""  #: the page's canonical form
     links_cut: int = 0  #: links past ``max_links``, dropped
-    _vector: Counter[str] | None = field(default=None, repr=False)
+    _vectors: dict[tuple[bool, frozenset[str]], Counter[str]] = field(default_factory=dict, repr=False)
     _response: HtmlResponse | None = field(default=None, repr=False)
     _contexts: dict[str, LinkContext] | None = field(default=None, repr=False)
 
@@ -116,10 +116,12 @@ class Page:
         return self._contexts.get(link.url, LinkContext(link.anchor, ""))
 
     def vector(self, analyzer: TermAnalyzer) -> Counter[str]:
-        """TF vector of the page text (computed once)."""
-        if self._vector is None:
-            self._vector = analyzer.vector(self.text)
-        return self._vector
+        """TF vector of the page text, computed once per kind of analyzer (a
+        judge's unstemmed terms and a link model's stemmed ones differ)."""
+        vector = self._vectors.get(analyzer.key)
+        if vector is None:
+            vector = self._vectors[analyzer.key] = analyzer.vector(self.text)
+        return vector
 
 
 def _ignored_extension(url: str) -> bool:

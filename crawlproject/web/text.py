@@ -84,6 +84,11 @@ class TermAnalyzer:
         """Term-frequency vector of *text*."""
         return Counter(self.terms(text))
 
+    @property
+    def key(self) -> tuple[bool, frozenset[str]]:
+        """What makes two analyzers give the same terms (a cache's key)."""
+        return self.stem, self.stopwords
+
     # A saved classifier pickles its analyzer; the C stemmer is rebuilt on load.
     def __getstate__(self) -> dict[str, object]:
         return {"stem": self.stem, "stopwords": self.stopwords}
