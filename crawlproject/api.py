@@ -202,10 +202,10 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
     if _stats_of(crawler).get("focus/verdicts/changed"):  # the judge's final calls, as the files have them
         from crawlproject.corpus.collection import judged, settle_record
 
-        judge = crawler.spider.judge  # type: ignore[union-attr]
+        focus = crawler.spider.focus  # type: ignore[union-attr]
         for page in pages:
             if judged(page):
-                settle_record(page, judge.calls)
+                settle_record(page, focus.calls)
     folder = _folder_of(crawler)
     summary_file = folder / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}

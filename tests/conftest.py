@@ -288,4 +288,4 @@ def judge_and_learn(strategy: Any, page: Any, judge: Any = None) -> float | None
 
     if judge is None:
         judge = strategy.own_judge() or TfQueryJudge(strategy.analyzer.vector(strategy.topic.query), strategy.analyzer)
-    return Focus(judge, strategy).arrive(page)
+    return Focus(judge, strategy).on_page(page)

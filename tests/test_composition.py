@@ -79,7 +79,7 @@ def test_any_judge_with_any_strategy_builds_and_scores_a_page(name: str, judge: 
     expected = {"auto": own.name if own is not None else "query-tf", "query": "query", "query-tf": "query-tf"}[judge]
     assert focus.judge.base.name == expected
     fetched = page()
-    relevance = focus.arrive(fetched)
+    relevance = focus.on_page(fetched)
     assert relevance is not None and 0.0 <= relevance <= 1.0 and focus.relevant(relevance) in (True, False)
     scores = focus.strategy.score_links(fetched, relevance)
     assert len(scores) == len(fetched.links)
@@ -107,7 +107,7 @@ def test_each_link_scorer_runs_against_a_fake_frontier_port_with_a_fixed_judge(
     focus = Focus(FixedJudge(), strategy)
     for n in range(30):  # enough pages for the periodic work (learning, re-scores) to run
         fetched = page(f"http://u.test/p{n}/")
-        relevance = focus.arrive(fetched)
+        relevance = focus.on_page(fetched)
         assert relevance == 0.7
         scores = strategy.score_links(fetched, relevance)
         assert len(scores) == 3 and all(score is None or isinstance(score, float) for score in scores)

@@ -318,7 +318,7 @@ def test_a_site_bound_link_value_takes_its_home_from_the_spiders_seeds(tmp_path:
     LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(tmp_path / "lv.npz")
     settings = {"FOCUS_OUTPUT_DIR": str(tmp_path / "out"), "FOCUS_STORE_PAGES": "false"}
     _, _, spider = open_scheduler(LinkValueSpider, settings, seeds="http://www.new.test/", model=str(tmp_path / "lv.npz"))
-    strategy = spider.strategy
+    strategy = spider.focus.strategy
     assert isinstance(strategy, LinkValueStrategy)
     away = Page("http://other.test/courses/", "list of courses offered", [
         Link("http://www.new.test/courses/", "courses"), Link("http://other.test/courses/cs1/", "cs1 lecture"),
@@ -346,7 +346,7 @@ def test_a_link_value_model_that_learnt_nothing_ranks_links_by_the_query(
         _, _, spider = open_scheduler(LinkValueSpider, settings, seeds="http://www.new.test/",
                                       query="syllabus homework", model=str(tmp_path / "lv.npz"))
     assert "learnt no link values" in caplog.text
-    strategy = spider.strategy
+    strategy = spider.focus.strategy
     assert isinstance(strategy, LinkValueStrategy)
     on_topic = Page("http://a.test/", "homework and syllabus of cs1", [Link("http://a.test/x", "more")])
     off_topic = Page("http://b.test/", "faculty phone directory", [Link("http://b.test/y", "more")])

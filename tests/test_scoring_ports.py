@@ -124,7 +124,7 @@ def test_the_judge_follows_the_settings_and_names_what_is_missing() -> None:
 def test_best_first_scores_every_link_with_its_judges_relevance() -> None:
     p = page("http://h/", "anything", links=3)
     focus = Focus(FixedJudge({"http://h/": 0.42}), BestFirstStrategy(Topic(), ANALYZER))
-    relevance = focus.arrive(p)
+    relevance = focus.on_page(p)
     assert relevance == 0.42 and list(focus.strategy.score_links(p, relevance)) == [0.42] * 3
 
 
@@ -137,12 +137,12 @@ def test_the_link_learner_rescores_through_the_port_it_was_given() -> None:
     focus = Focus(judge, learner)
     root = page("http://h/", "jazz", links=4)
     judge.verdicts[root.url] = 1.0
-    scores = learner.score_links(root, focus.arrive(root))
+    scores = learner.score_links(root, focus.on_page(root))
     frontier.queued.update({link.key: (score, {}) for link, score in zip(root.links, scores, strict=True)})
     for i, link in enumerate(root.links[:3]):
         child = page(link.url, "jazz" if i else "nothing", links=0)
         judge.verdicts[child.url] = 1.0 if i else 0.0
-        focus.arrive(child)
+        focus.on_page(child)
         learner.after_page(child, judge.verdicts[child.url])
     assert frontier.rescores and frontier.stats["focus/learner/examples"] == 3
     assert frontier.rescores[-1] is not None and root.links[3].key in frontier.rescores[-1]  # the queued one

@@ -202,8 +202,8 @@ class CrawlDashboard:
         if not full:
             return self.watch.snapshot(stats, [], {})
         samples = self.frontier.sample(2000)
-        strategy = getattr(self.crawler.spider, "strategy", None)
-        learning = strategy.describe_learning() if strategy is not None else {}
+        focus = getattr(self.crawler.spider, "focus", None)
+        learning = focus.describe_learning() if focus is not None else {}
         state = self.watch.snapshot(stats, samples, learning)
         judge = self._describe_judge()
         state["judge"] = judge
@@ -214,16 +214,18 @@ class CrawlDashboard:
     def _describe_judge(self) -> dict[str, Any] | None:
         """The crawl's judge, its estimated precision and its questions
         (the pages not labelled yet whose labels would teach it most)."""
-        judge = getattr(self.crawler.spider, "judge", None)
-        if judge is None:
+        focus = getattr(self.crawler.spider, "focus", None)
+        if focus is None or focus.judge is None:
             return None
-        questions = [q for q in judge.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels]
-        return {**judge.describe(), "questions": questions[:5]}
+        described = focus.describe()
+        questions = [q for q in focus.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels]
+        return {**described, "questions": questions[:5]}
 
     def crawl_name(self, judge: dict[str, Any] | None) -> str:
         """What the page's title says: spider, strategy, judge and topic (issue 52)."""
         spider = self.crawler.spider
-        strategy = getattr(spider, "strategy_label", None) or getattr(getattr(spider, "strategy", None), "name", None)
+        focus = getattr(spider, "focus", None)
+        strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)
         query = getattr(spider, "query", None)
         topic = getattr(spider, "topic_id", None) or (f"“{query}”" if query else None)
         parts = (getattr(spider, "name", None), strategy, judge and f"judge {judge.get('judge')}", topic)
@@ -263,12 +265,8 @@ class CrawlDashboard:
     def _apply(self, key: str, relevant: bool) -> dict[str, Any]:
         if self.watch.user_labels.get(key) == relevant:
             return {"learnt": False, "why": "already labelled so"}
-        spider = self.crawler.spider
-        judge, strategy = getattr(spider, "judge", None), getattr(spider, "strategy", None)
-        # the judge takes the label in (and counts it for its precision), then a strategy that learns links
-        effect = {"judge": judge.label(key, relevant)} if judge is not None else {}
-        effect |= strategy.user_label(key, relevant) if strategy is not None else {}
-        effect = effect or {"learnt": False}
+        focus = getattr(self.crawler.spider, "focus", None)
+        effect = (focus.label(key, relevant) if focus is not None else {}) or {"learnt": False}
         self.watch.labelled(key, relevant, effect)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("focus/dashboard/labels")

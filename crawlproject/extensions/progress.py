@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
+    from crawlproject.strategies.factory import Focus
+
 logger = logging.getLogger(__name__)
 
 
@@ -202,11 +204,10 @@ class CrawlProgress:
     def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
         """The fetch for the estimate of what is left; every so many, a new
         estimate (kept in the history) and the stop rule."""
-        strategy = getattr(spider, "strategy", None)
-        if strategy is None:
+        focus = getattr(spider, "focus", None)
+        if focus is None:
             return  # a plain spider: no scores, no topic
-        judge = getattr(spider, "judge", None)
-        if self.remaining_from == "judge" and judge is None:
+        if self.remaining_from == "judge" and focus.judge is None:
             return  # breadth-first, the oracles, …: no verdicts to estimate from (a "left: unknown" forever)
         relevant = 0.0
         if item.get("status") == 200 and not item.get("near_duplicate_of"):
@@ -214,9 +215,8 @@ class CrawlProgress:
                 assert self.labels is not None
                 relevant = float(is_relevant(self.labels.get(item.get("canonical_url", "")), self.relevant))
             else:
-                assert judge is not None  # the judge's verdicts: a strategy without a judge returned above
-                relevance = item.get("relevance")
-                relevant = judge.expected_relevant(relevance) if relevance is not None else 0.0
+                relevance = item.get("relevance")  # the judge's verdict: a crawl without a judge returned above
+                relevant = focus.expected_relevant(relevance) if relevance is not None else 0.0
         self.remaining.observe(item.get("score"), relevant, item.get("parent_url"))
         every = REMAINING_EVERY if self.fetched <= 1000 else 10 * REMAINING_EVERY  # a long crawl: less often
         if self.fetched % every == 0:
@@ -249,7 +249,8 @@ class CrawlProgress:
         assert stats is not None
         spider = self.crawler.spider
         fetched, ok_pages, status_counts = self.fetched, self.ok_pages, dict(self.status_counts)
-        strategy = getattr(spider, "strategy_label", None) or getattr(getattr(spider, "strategy", None), "name", None)
+        focus = getattr(spider, "focus", None)
+        strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)
         if not self.fetched and self.responses:  # a plain spider: its responses are its pages
             failed = stats.get_value("downloader/exception_count", 0) - stats.get_value(
                 "robotstxt/exception_count", 0)
@@ -313,18 +314,17 @@ class CrawlProgress:
             )
         if self.relevance_count:
             result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
-        judge = getattr(spider, "judge", None)
-        if judge is not None:  # its verdicts: how many pages it called relevant, and how sure it is
+        if focus is not None and focus.judge is not None:  # its verdicts: how many pages it called relevant, and how sure
             settled = stats.get_value("focus/verdicts/relevant")
             changed = bool(stats.get_value("focus/verdicts/changed"))  # calls made again at the crawl's end
             # its final calls, over the whole crawl (crawlproject.corpus.collection), else this run's
             result["relevant_called"] = self.called_relevant if settled is None else settled
             if changed:
                 result["relevant_called_when_fetched"] = self.called_relevant
-            result["judge"] = judge.describe()
+            result["judge"] = focus.describe()
             if self.labels is not None:
-                result["judge_by_labels"] = self.judge_by_labels(judge, changed)
-        if getattr(spider, "strategy", None) is not None and self.remaining.fetches:
+                result["judge_by_labels"] = self.judge_by_labels(focus, changed)
+        if focus is not None and self.remaining.fetches:
             final = self.estimate_remaining() or self.last_remaining
             if final is not None:
                 result["remaining"] = final.as_dict() | {"from": self.remaining_from}
@@ -334,7 +334,7 @@ class CrawlProgress:
             result["pages_indexed"] = indexed
         return result
 
-    def judge_by_labels(self, judge: Any, settled: bool) -> dict[str, Any]:
+    def judge_by_labels(self, focus: Focus, settled: bool) -> dict[str, Any]:
         """How many of the judge's relevant calls (final: *settled* when the
         crawl's verdicts were called again) the labels say are relevant: its
         precision measured, beside the one it states."""
@@ -342,7 +342,7 @@ class CrawlProgress:
 
         called = right = 0
         for relevance, when_fetched, labelled in self.labelled_verdicts.values():
-            if judge.calls(relevance) if settled else when_fetched:
+            if focus.calls(relevance) if settled else when_fetched:
                 called += 1
                 right += labelled
         found: dict[str, Any] = {"called": called, "labelled_relevant": right}

@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-    from crawlproject.judges.base import PageJudge
 
 
 #: Scrapy queue settings that make equal scores pop first-in first-out.
@@ -138,8 +137,6 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     crawl_scope: CrawlScope = CrawlScope()
     #: the crawl's scoring: its judge and its link scorer (crawlproject.strategies.factory)
     focus: Focus
-    strategy: CrawlStrategy
-    judge: PageJudge | None
     max_links_per_page = 0
     near_duplicates: NearDuplicates | None = None
 
@@ -203,7 +200,6 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                 "of seeds (-a redis_key=KEY or FOCUS_REDIS_SEEDS_KEY)"
             )
         spider.focus = build_focus(crawler, spider._topic(), cls.strategy_class, spider._strategy_argument)
-        spider.strategy, spider.judge = spider.focus.strategy, spider.focus.judge
         crawler.signals.connect(spider._fetching, signals.request_reached_downloader)
         spider._batch_classifications(crawler)
         # After the last batch is judged, before the summary (an extension's,
@@ -223,11 +219,11 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         calls them all again, fitted on all of them, and the history and the
         collection take its final calls (crawlproject.corpus.collection);
         what they hold is the crawl's one count of relevant pages."""
-        output, judge = getattr(self, "crawl_output", None), self.judge
-        if judge is None or output is None:
+        output, focus = getattr(self, "crawl_output", None), self.focus
+        if focus.judge is None or output is None:
             return
         try:  # fitted on the history's pages (a resumed crawl's earlier runs too), else on those it remembers
-            settled = settle(output.path, lambda met: judge.settle(met or list(judge.recent.values())), judge.calls)
+            settled = settle(output.path, focus.settle, focus.calls)
         except OSError as exc:
             self.logger.warning("The crawl's final verdicts could not be written (%s): its files keep the calls "
                                 "made as each page was fetched", exc)
@@ -237,7 +233,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         assert self.crawler is not None and self.crawler.stats is not None
         self.crawler.stats.set_value("focus/verdicts/relevant", settled.relevant)
         self.crawler.stats.set_value("focus/verdicts/changed", settled.changed)
-        if judge.calibration is not None:
+        if focus.calibrated:
             self.logger.info(
                 "Verdicts settled: the judge's calibration, fitted on all %d pages judged, calls %d relevant "
                 "(%d calls changed since their page was fetched; history.jsonl and the collection say so)",
@@ -249,7 +245,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         learns its link is in flight."""
         found = request.meta.get(keys.KEY)
         if found is not None and request.meta.get(keys.LEASE) is not None:
-            self.strategy.fetching(found[1])
+            self.focus.on_fetching(found[1])
 
     def _topic(self) -> Topic:
         return Topic(query=self.query, model=self.model_path, good=self.good_categories)
@@ -260,13 +256,13 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     batcher: MicroBatcher[Page, Any] | None = None
 
     def _batch_classifications(self, crawler: Crawler) -> None:
-        judge = self.judge
-        if judge is None or not judge.batches:
+        focus = self.focus
+        if not focus.batches:
             return
         settings = crawler.settings
 
         def classify(pages: Sequence[Page]) -> list[None]:
-            judge.prepare(pages)
+            focus.prepare(pages)
             stats = crawler.stats  # set once the crawl runs
             assert stats is not None
             stats.inc_value("focus/classify/pages", len(pages))
@@ -326,8 +322,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
                         "Classifying %s failed; further failures are counted in focus/classify/errors", page.url,
                     )
                 stats.inc_value("focus/classify/errors")
-                if self.judge is not None:
-                    self.judge.prepare_failed(page)
+                self.focus.prepare_failed(page)
         for output in self._outputs(response, page):
             yield output
 
@@ -346,12 +341,12 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         """The page's item, then a scored Request per link to follow."""
         ok = 200 <= response.status < 300
         copy_of = self._near_duplicate_of(page) if ok else None
-        relevance = self.focus.arrive(page) if ok else None
+        relevance = self.focus.on_page(page) if ok else None
         if not ok:
-            self.strategy.dead_end(page.key, page.meta, response.status)
+            self.focus.on_dead_end(page.key, page.meta, response.status)
         links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original
         follow = links if self.follow_links else []
-        scores = self.strategy.score_links(page, relevance) if links else []
+        scores = self.focus.score_links(page, relevance) if links else []
         if not self._recorded_before_a_kill(page.key):
             relevant = self.focus.relevant(relevance)
             item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order), relevant)
@@ -360,13 +355,13 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
             yield item
         if follow:
             # What every child inherits: its parent, and the strategy's state.
-            inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, relevance)}
+            inherited = {keys.PARENT: response.url, **self.focus.child_state(page, relevance)}
             for link, score in zip(follow, scores):
                 if score is None:
                     continue  # the strategy chose not to follow this link
                 found_by = {keys.ANCHOR: link.anchor[:100]} if link.anchor else {}
                 yield self._request(link.url, {keys.SCORE: score, **found_by, **inherited}, link.key)
-        promotions = self.strategy.after_page(page, relevance) if ok else ()
+        promotions = self.focus.after_page(page, relevance) if ok else ()
         for promotion in promotions if self.follow_links else ():
             yield self._request(
                 promotion.url,
@@ -390,7 +385,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         if failure.check(IgnoreRequest) and request.meta.get(keys.REFUSED):
             return  # refused by policy (robots.txt, the network policy): counted, not a page
         canonical = page_key(request.url, request.meta)
-        self.strategy.dead_end(canonical, request.meta, None)
+        self.focus.on_dead_end(canonical, request.meta, None)
         if not self._recorded_before_a_kill(canonical):
             yield PageItem.of_failure(request, failure, next(self._fetch_order))
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-    from crawlproject.strategies.base import CrawlStrategy
+    from crawlproject.strategies.factory import Focus
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class SitemapsMixin:
     #: Sitemaps to read from the start, besides those robots.txt names.
     sitemap_urls: ClassVar[tuple[str, ...]] = ()
     crawler: Crawler
-    strategy: CrawlStrategy
+    focus: Focus
 
     def _open_sitemaps(self, crawler: Crawler, given: str | None) -> None:
         settings = crawler.settings
@@ -177,8 +177,8 @@ class SitemapsMixin:
             return
         self._sitemap_stat("focus/sitemap/urls", len(links))
         page = Page(response.url, "", links, response.meta.get("depth", 0), None, response.meta)
-        scores = self.strategy.score_links(page, 0.0)
-        inherited = {keys.PARENT: response.url, **self.strategy.child_state(page, 0.0)}
+        scores = self.focus.score_links(page, 0.0)
+        inherited = {keys.PARENT: response.url, **self.focus.child_state(page, 0.0)}
         for link, score in zip(links, scores, strict=True):
             if score is not None:
                 yield self._request(link.url, {keys.SCORE: score, **inherited}, link.key)

@@ -4,14 +4,14 @@ frontier port, and the page judge ``FOCUS_JUDGE`` names — any judge with any
 strategy — built from settings, and held together as a :class:`Focus`.
 
     focus = build_focus(crawler, Topic(query="jazz"), default=BestFirstStrategy)
-    relevance = focus.arrive(page)
-    scores = focus.strategy.score_links(page, relevance)
+    relevance = focus.on_page(page)
+    scores = focus.score_links(page, relevance)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
 from crawlproject.strategies import strategy_class
@@ -19,33 +19,116 @@ from crawlproject.strategies.base import BuildContext
 from crawlproject.strategies.ports import CrawlerFrontier
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from crawlproject.judges.base import PageJudge
     from crawlproject.strategies.base import CrawlStrategy, Topic
-    from crawlproject.web.page import Page
+    from crawlproject.web.page import Page, Promotion
 
 
 @dataclass
 class Focus:
     """A crawl's scoring: its judge (a fetched page → a verdict; None: the
     crawl judges nothing, as breadth-first without a topic) and its link
-    scorer (the strategy: a page's links → scores, given the verdict)."""
+    scorer (the strategy: a page's links → scores, given the verdict).
+
+    The only caller of both (issue 60): the spider, the progress line, the
+    dashboard and the Python call talk to the Focus, which keeps the order
+    the two must be called in — the judge's verdict first, then the
+    strategy's learning hook, then its link scores."""
 
     judge: PageJudge | None
     strategy: CrawlStrategy
 
-    def arrive(self, page: Page) -> float | None:
-        """A fetched page: the judge's verdict, which the strategy learns
+    # -- a page, in the order of a crawl ---------------------------------------
+
+    def on_fetching(self, key: str) -> None:
+        """A URL of the frontier reached the downloader."""
+        self.strategy.fetching(key)
+
+    @property
+    def batches(self) -> bool:
+        """Whether the judge judges best a batch of pages at a time (the
+        spider then gathers fetched pages in micro-batches: :meth:`prepare`)."""
+        return self.judge is not None and self.judge.batches
+
+    def prepare(self, pages: Sequence[Page]) -> None:
+        assert self.judge is not None
+        self.judge.prepare(pages)
+
+    def prepare_failed(self, page: Page) -> None:
+        if self.judge is not None:
+            self.judge.prepare_failed(page)
+
+    def on_page(self, page: Page) -> float | None:
+        """A page answered 2xx: the judge's verdict, which the strategy learns
         from (its learning hook) before it scores the page's links."""
         relevance = self.judge.relevance(page) if self.judge is not None else None
         self.strategy.page_arrived(page, relevance)
         return relevance
 
+    def on_dead_end(self, key: str, meta: Mapping[str, Any], status: int | None) -> None:
+        """A fetch answered otherwise, or failed (*status* None)."""
+        self.strategy.dead_end(key, meta, status)
+
+    def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
+        return self.strategy.score_links(page, relevance)
+
+    def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
+        return self.strategy.child_state(page, relevance)
+
+    def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
+        """Once the page's links are queued: the strategy's periodic work
+        (the distiller's hubs), as promotions to queue."""
+        return self.strategy.after_page(page, relevance)
+
+    # -- verdicts ----------------------------------------------------------------
+
     def relevant(self, relevance: float | None) -> bool | None:
         """Whether the judge calls a page of this verdict relevant (None: no verdict)."""
         return self.judge.calls(relevance) if self.judge is not None and relevance is not None else None
+
+    def calls(self, relevance: float) -> bool:
+        """The judge's call on a verdict (there must be a judge)."""
+        assert self.judge is not None
+        return self.judge.calls(relevance)
+
+    def expected_relevant(self, relevance: float) -> float:
+        assert self.judge is not None
+        return self.judge.expected_relevant(relevance)
+
+    def settle(self, relevances: list[float]) -> bool:
+        """The crawl's end: the judge refits on every page met (*relevances*,
+        else the pages it remembers) and calls them anew (PageJudge.settle)."""
+        assert self.judge is not None
+        return self.judge.settle(relevances or list(self.judge.recent.values()))
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the judge's calls follow a calibration on the crawl's pages."""
+        return self.judge is not None and self.judge.calibration is not None
+
+    # -- what people see and say -------------------------------------------------
+
+    def describe(self) -> dict[str, Any] | None:
+        """The judge's state (its precision, threshold, …); None without a judge."""
+        return self.judge.describe() if self.judge is not None else None
+
+    def describe_learning(self) -> dict[str, Any]:
+        return self.strategy.describe_learning()
+
+    def questions(self, count: int) -> list[dict[str, Any]]:
+        """The pages whose labels would teach the judge most."""
+        return self.judge.questions(count) if self.judge is not None else []
+
+    def label(self, key: str, relevant: bool) -> dict[str, Any]:
+        """A person's label: the judge takes it in (and counts it for its
+        precision), then a strategy that learns links."""
+        effect = {"judge": self.judge.label(key, relevant)} if self.judge is not None else {}
+        return effect | self.strategy.user_label(key, relevant)
 
 
 def build_focus(
