@@ -148,3 +148,21 @@ def test_every_strategy_has_a_spider_named_after_it_generated_from_the_registry(
         assert getattr(crawlproject.spiders, spider.__name__) is spider
     assert SPIDERS["breadth-first"].custom_settings == {"FOCUS_FRONTIER_ORDER": "fifo"}
     assert crawlproject.spiders.SharkSearchSpider.__name__ == "SharkSearchSpider"
+
+
+def test_only_the_focus_calls_the_judge_and_the_strategy() -> None:
+    # Issue 60: the spider called five of their hooks in order, the dashboard and the progress
+    # line called the judge's; one owner keeps the order they must be called in.
+    import re
+
+    from tests.conftest import ROOT
+
+    package = ROOT / "crawlproject"
+    owners = {package / "strategies", package / "judges"}
+    # a judge's or a strategy's method called on what holds them (a dict or a name called "judge" aside)
+    calling = re.compile(r"\b(?:self|spider|focus)\.(?:judge|strategy)\.(?!name\b)\w+\(|"
+                         r"getattr\([^)]*[\"'](?:judge|strategy)[\"']")
+    found = [f"{path.relative_to(ROOT)}: {match.group()}"
+             for path in package.rglob("*.py") if not any(owner in path.parents for owner in owners)
+             for match in calling.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []
