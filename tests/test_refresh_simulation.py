@@ -124,3 +124,32 @@ def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: R
     assert collection.page(f"{SITE}orphan.html") is None  # never crawled, never indexed
     assert sorted(np.unique([page for week in outcome.chosen for page in week]).tolist()) == list(range(len(simulation.held)))
     collection.close()
+
+
+def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
+    # Issue 62: the repository indexed each page's whole text, template included; ~98.5 % of the
+    # news webs' changes were a "recent posts" sidebar's, whose terms are the workload's own.
+    article = " ".join(["The harbour council approved the new ferry timetable after a long debate."] * 6)
+
+    def post(week: int) -> bytes:
+        recent = "".join(f"<li><a href='{SITE}post{n}.html'>Ferry news number {n}</a></li>" for n in range(week, week + 5))
+        return (f"<html><head><title>Ferry timetable</title></head><body><aside><h2>Recent posts</h2><ul>{recent}"
+                f"</ul></aside><article><h1>Ferry timetable</h1><p>{article}</p></article>"
+                "<footer>Harbour news, every week</footer></body></html>").encode()
+
+    path = tmp_path / "sidebar.warc.gz"
+    with path.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for week in range(4):
+            body = post(week)
+            when = (START + timedelta(weeks=week)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                                       protocol="HTTP/1.0")
+            writer.write_record(writer.create_warc_record(f"{SITE}timetable.html", "response", payload=BytesIO(body),
+                                                          length=len(body), http_headers=headers,
+                                                          warc_headers_dict={"WARC-Date": when}))
+    whole = load_evolving_web(path, cache_dir=None, text="whole")
+    main = load_evolving_web(path, cache_dir=None, text="main")
+    assert len(set(whole.texts)) == 4  # every week's sidebar a change
+    assert len(set(main.texts)) == 1 and "ferry timetable" in main.texts[0].lower()
+    assert "recent posts" not in main.texts[0].lower() and "recent posts" in whole.texts[0].lower()

@@ -14,6 +14,11 @@ W; c cancels, and Q = 1 exactly when the repository ranks as the live web
 would. Only the first ``top`` ranks of each answer are summed (I(100) is
 0.1 % of I(1)).
 
+A(q, W) holds the pages that hold **all** of q's terms, as the paper's
+engine answers (a conjunctive query); ``answers="any"`` keeps any page with
+one of them (S > 0), for comparison (issue 62: any-term answers let a
+refreshed page reorder stale pages that hold one common term).
+
 What one refresh gains, as the user-centric policy measures it, is
 crawlproject.refresh.gain.
 """
@@ -58,14 +63,33 @@ class VersionIndex:
         return self.matrix[np.asarray(version_ids)]
 
 
-class QualityMeter:
-    """Q(W_L) for one workload over a :class:`VersionIndex`."""
+ANSWERS = ("all", "any")
 
-    def __init__(self, index: VersionIndex, workload: Sequence[Query], top: int = TOP_RANKS):
+
+class QualityMeter:
+    """Q(W_L) for one workload over a :class:`VersionIndex`; a query's
+    answer holds the pages with all its terms (*answers* "all") or any."""
+
+    def __init__(self, index: VersionIndex, workload: Sequence[Query], top: int = TOP_RANKS, answers: str = "all"):
+        if answers not in ANSWERS:
+            raise ValueError(f"answers={answers!r}: one of {', '.join(ANSWERS)}")
         self.index = index
         self.query_matrix = index.queries([q.text for q in workload]).T.tocsc()
         self.frequencies = np.array([q.frequency for q in workload])
         self.top = top
+        self.answers = answers
+        #: per query, the index terms it holds (terms × queries, 0/1), and how many distinct terms it has
+        #: (a term the index never saw counts: no page holds it)
+        self.query_terms = (self.query_matrix > 0).astype(np.int32).tocsc()
+        self.needed = np.array([len(set(index.analyzer.terms(q.text))) for q in workload])
+
+    def answered(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Whether each page (rows) is in each query's answer (columns)."""
+        rows = self.index.rows(version_ids)
+        if self.answers == "any":
+            return np.asarray((rows @ self.query_matrix).todense()) > 0
+        held = np.asarray(((rows > 0).astype(np.int32) @ self.query_terms).todense())
+        return (held >= self.needed[None, :]) & (self.needed[None, :] > 0)
 
     def scores(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """S(p, q) for every page (rows) and query (columns)."""
@@ -77,40 +101,46 @@ class QualityMeter:
         order); *best*, the denominator, when the caller already has it
         (:meth:`best`: it depends on the live web only)."""
         live_scores = self._by_query(live)
-        seen = float(self.frequencies @ self._seen_relevance(self._by_query(repository), live_scores))
+        seen = float(self.frequencies @ self._seen_relevance(self._by_query(repository), live_scores, repository))
         if best is None:
-            best = float(self.frequencies @ self._seen_relevance(live_scores, live_scores))
+            best = float(self.frequencies @ self._seen_relevance(live_scores, live_scores, live))
         return seen / best if best > 0 else 1.0
 
     def best(self, live: Sequence[int] | np.ndarray) -> float:
         """The denominator of Q: the live web ranked by itself."""
         live_scores = self._by_query(live)
-        return float(self.frequencies @ self._seen_relevance(live_scores, live_scores))
+        return float(self.frequencies @ self._seen_relevance(live_scores, live_scores, live))
 
     def per_query(self, repository: Sequence[int] | np.ndarray, live: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query: what the repository's answer shows users, and what the live web's would."""
         live_scores = self._by_query(live)
-        return self._seen_relevance(self._by_query(repository), live_scores), self._seen_relevance(live_scores, live_scores)
+        return (self._seen_relevance(self._by_query(repository), live_scores, repository),
+                self._seen_relevance(live_scores, live_scores, live))
 
     def _by_query(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """S(p, q) with a row per query (each query's answer contiguous in memory)."""
         return np.asarray((self.query_matrix.T @ self.index.rows(version_ids).T).todense())
 
-    def _seen_relevance(self, rank_by: np.ndarray, relevance: np.ndarray) -> np.ndarray:
-        """Per query (row): Σ over its answer's first ranks of I(rank) · relevance."""
+    def _seen_relevance(self, rank_by: np.ndarray, relevance: np.ndarray,
+                        answering: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Per query (row): Σ over its answer's first ranks of I(rank) ·
+        relevance; the answer is what the versions *answering* hold
+        (the ranked copies': a stale copy answers with its old terms)."""
+        in_answer = self.answered(answering).T  # a row per query
+        rank_by = np.where(in_answer, rank_by, 0.0)  # a page outside the answer ranks nowhere
         pages = rank_by.shape[1]
         depth = min(self.top, pages)
         candidates = np.argpartition(-rank_by, depth - 1, axis=1)[:, :depth]
         order = np.argsort(-np.take_along_axis(rank_by, candidates, axis=1), axis=1, kind="stable")
         ranked = np.take_along_axis(candidates, order, axis=1)
-        answered = np.take_along_axis(rank_by, ranked, axis=1) > 0  # A(q) holds matching pages only
+        answered = np.take_along_axis(in_answer, ranked, axis=1)  # A(q) holds its matching pages only
         weights = impression(np.arange(1, depth + 1, dtype=float))[None, :]
         return np.asarray((weights * np.take_along_axis(relevance, ranked, axis=1) * answered).sum(axis=1))
 
 
 def exposure(meter: QualityMeter, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
     """How often each page is shown in results: Σ_q f_q · I(rank of p in A(q)) (EBR's weight)."""
-    scores = meter.scores(version_ids)
+    scores = np.where(meter.answered(version_ids), meter.scores(version_ids), 0.0)
     depth = min(meter.top, scores.shape[0])
     top = np.argsort(-scores, axis=0)[:depth]
     weights = impression(np.arange(1, depth + 1, dtype=float))

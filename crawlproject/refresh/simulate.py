@@ -41,6 +41,7 @@ from crawlproject.refresh.quality import exposure
 from crawlproject.refresh.workload import head_tail_workload, headings
 from crawlproject.replay.archive import check_warc, cut_off, parse_time, warn_cut_off
 from crawlproject.search.document import IndexedPage
+from crawlproject.web.extract import main_text
 from crawlproject.web.page import Page
 from crawlproject.web.urls import canonicalize
 
@@ -117,12 +118,20 @@ def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size
                               texts, analyzer, size=size, head=head, seed=seed)
 
 
-def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache") -> EvolvingWeb:
-    """Read a dated WARC (or its cache)."""
+#: What of a page the repository and its search engine index: its main text
+#: (the collection's extraction, as a search engine indexes an article), or its
+#: whole visible text, template (sidebars, footers) included, for comparison.
+TEXTS = ("main", "whole")
+
+
+def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache", text: str = "whole") -> EvolvingWeb:
+    """Read a dated WARC (or its cache); each version's *text* (:data:`TEXTS`)."""
+    if text not in TEXTS:
+        raise ValueError(f"text={text!r}: one of {', '.join(TEXTS)}")
     warc = Path(warc)
     check_warc(warc)
     stat = warc.stat()
-    key = hashlib.sha1(f"{_CACHE_VERSION}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]  # noqa: S324
+    key = hashlib.sha1(f"{_CACHE_VERSION}|{text}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]  # noqa: S324
     cache = Path(cache_dir) / f"evolving-{key}.pickle" if cache_dir is not None else None
     if cache is not None and cache.exists():
         with cache.open("rb") as f:
@@ -159,7 +168,8 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache")
                 web.first_headings[page] = headings(html)
                 web.names[page] = (headings(html, ("h1",)) or web.first_headings[page] or [""])[0]
             web.timeline[page].append((live_from, len(web.texts)))
-            web.texts.append(parsed.text)
+            found = main_text(body, url) if text == "main" else None
+            web.texts.append(found.text if found is not None else parsed.text)  # no main text found: the whole
             outlinks.append([link.key for link in parsed.links])
     if record is not None and cut_off(record):
         warn_cut_off(warc, len(web.texts))
