@@ -32,14 +32,18 @@ _SETTINGS: dict[str, dict[str, Any]] = {"breadth-first": {"FOCUS_FRONTIER_ORDER"
 
 
 def spider_name(strategy: str) -> str:
-    """>>> spider_name("shark-search")
+    """The spider's name: the strategy's without hyphens.
+
+    >>> spider_name("shark-search")
     'sharksearch'
     """
     return strategy.replace("-", "")
 
 
 def class_name(strategy: str) -> str:
-    """>>> class_name("path-oracle")
+    """The spider's class name: the strategy's words capitalised.
+
+    >>> class_name("path-oracle")
     'PathOracleSpider'
     """
     return _CLASS_NAMES.get(strategy) or "".join(word.capitalize() for word in strategy.split("-")) + "Spider"
