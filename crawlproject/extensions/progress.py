@@ -94,8 +94,8 @@ class CrawlProgress:
         self.budget = budget
         self.step = max(1, budget // _STEPS) if budget else 0
         self._steps_logged = 0
-        #: the crawl's page budget, when the line counts against it
-        self.pages_budget: PageBudget | None = None
+        #: the line counts against an ok-page budget (FOCUS_OK_PAGECOUNT alone): pages answered 2xx
+        self.counts_ok_pages = False
         self.fetched = 0
         self.status_counts: Counter[str] = Counter()
         self.ok_pages = 0
@@ -148,8 +148,7 @@ class CrawlProgress:
         extension = cls(crawler, interval, labels, relevant, budget, remaining_from,
                         config.get_float(settings, "FOCUS_STOP_BELOW"))
         extension.report = config.get_bool(settings, "FOCUS_REPORT")
-        if pages is not None and pages.limit == budget:
-            extension.pages_budget = pages
+        extension.counts_ok_pages = pages is not None and not pages.pages and pages.limit == budget
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
@@ -197,9 +196,7 @@ class CrawlProgress:
         """What the line counts, as the crawl's page budget counts (pages
         answered 2xx for an ok-page budget), from the pages processed so far
         (so that its figures agree with one another)."""
-        if self.pages_budget is not None and not self.pages_budget.pages:
-            return self.ok_pages
-        return self.fetched
+        return self.ok_pages if self.counts_ok_pages else self.fetched
 
     def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
         """The fetch for the estimate of what is left; every so many, a new

@@ -13,7 +13,7 @@ settings (issue 60), that every part asks.
   closes the crawl when a limit is reached — ``closespider_pagecount`` or
   ``closespider_okpagecount``, Scrapy's own reasons — also at once when the
   earlier runs already spent it.
-* The progress line and the dashboard read :attr:`PageBudget.limit`.
+* The progress line reads :attr:`PageBudget.limit`.
 
 :meth:`PageBudget.of` gives the crawl's budget (None when it has none): the
 first caller builds it, the others get the same one.
@@ -29,6 +29,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject import config
 from crawlproject.corpus.output import earlier_runs
+from crawlproject.scrapy_private import engine_of
 from crawlproject.web import meta as keys
 from crawlproject.web.page import page_key
 
@@ -43,7 +44,7 @@ _BUDGETS: WeakKeyDictionary[Crawler, PageBudget | None] = WeakKeyDictionary()
 
 
 class PageBudget:
-    def __init__(self, crawler: Crawler | None = None, pages: int = 0, ok_pages: int = 0):
+    def __init__(self, crawler: Crawler, pages: int = 0, ok_pages: int = 0):
         self.crawler = crawler
         self.pages, self.ok_pages = pages, ok_pages
         self.answered = 0  #: pages answered (any status), robots.txt aside
@@ -51,9 +52,8 @@ class PageBudget:
         self.unanswered = 0  #: fetches handed out whose response has not come
         self.earlier: EarlierRuns | None = None
         self._closing = False
-        if crawler is not None:
-            crawler.signals.connect(self._spider_opened, signals.spider_opened)
-            crawler.signals.connect(self._response_received, signals.response_received)
+        crawler.signals.connect(self._spider_opened, signals.spider_opened)
+        crawler.signals.connect(self._response_received, signals.response_received)
 
     @classmethod
     def of(cls, crawler: Crawler) -> PageBudget | None:
@@ -70,12 +70,6 @@ class PageBudget:
     def limit(self) -> int:
         """The budget a progress line counts against."""
         return max(self.pages, self.ok_pages)
-
-    @property
-    def used(self) -> int:
-        """What of :attr:`limit` is spent: pages answered (2xx only when
-        only an ok-page budget is set)."""
-        return self.answered if self.pages else self.answered_ok
 
     # -- the scheduler's questions and news ------------------------------------
 
@@ -123,7 +117,7 @@ class PageBudget:
             reason = "closespider_okpagecount"
         else:
             return
-        engine = self.crawler.engine if self.crawler is not None else None
+        engine = engine_of(self.crawler)
         if engine is not None and not self._closing:
             self._closing = True  # the requests in flight still finish
             deferred_from_coro(engine.close_spider_async(reason=reason))

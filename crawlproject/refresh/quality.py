@@ -85,11 +85,7 @@ class QualityMeter:
 
     def answered(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Whether each page (rows) is in each query's answer (columns)."""
-        rows = self.index.rows(version_ids)
-        if self.answers == "any":
-            return np.asarray((rows @ self.query_matrix).todense()) > 0
-        held = np.asarray(((rows > 0).astype(np.int32) @ self.query_terms).todense())
-        return (held >= self.needed[None, :]) & (self.needed[None, :] > 0)
+        return self._by_query(version_ids)[1].T
 
     def scores(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """S(p, q) for every page (rows) and query (columns)."""
@@ -100,33 +96,37 @@ class QualityMeter:
         """Q of the repository's copies against the live versions (same page
         order); *best*, the denominator, when the caller already has it
         (:meth:`best`: it depends on the live web only)."""
-        live_scores = self._by_query(live)
-        seen = float(self.frequencies @ self._seen_relevance(self._by_query(repository), live_scores, repository))
+        live_scores, live_answers = self._by_query(live)
+        seen = float(self.frequencies @ self._seen_relevance(*self._by_query(repository), live_scores))
         if best is None:
-            best = float(self.frequencies @ self._seen_relevance(live_scores, live_scores, live))
+            best = float(self.frequencies @ self._seen_relevance(live_scores, live_answers, live_scores))
         return seen / best if best > 0 else 1.0
 
     def best(self, live: Sequence[int] | np.ndarray) -> float:
         """The denominator of Q: the live web ranked by itself."""
-        live_scores = self._by_query(live)
-        return float(self.frequencies @ self._seen_relevance(live_scores, live_scores, live))
+        live_scores, live_answers = self._by_query(live)
+        return float(self.frequencies @ self._seen_relevance(live_scores, live_answers, live_scores))
 
     def per_query(self, repository: Sequence[int] | np.ndarray, live: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query: what the repository's answer shows users, and what the live web's would."""
-        live_scores = self._by_query(live)
-        return (self._seen_relevance(self._by_query(repository), live_scores, repository),
-                self._seen_relevance(live_scores, live_scores, live))
+        live_scores, live_answers = self._by_query(live)
+        return (self._seen_relevance(*self._by_query(repository), live_scores),
+                self._seen_relevance(live_scores, live_answers, live_scores))
 
-    def _by_query(self, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
-        """S(p, q) with a row per query (each query's answer contiguous in memory)."""
-        return np.asarray((self.query_matrix.T @ self.index.rows(version_ids).T).todense())
+    def _by_query(self, version_ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """S(p, q) with a row per query (each query's answer contiguous in
+        memory), and whether p is in q's answer — from the same rows."""
+        rows = self.index.rows(version_ids)
+        scores = np.asarray((self.query_matrix.T @ rows.T).todense())
+        if self.answers == "any":
+            return scores, scores > 0
+        held = np.asarray((self.query_terms.T @ (rows > 0).astype(np.int32).T).todense())
+        return scores, (held >= self.needed[:, None]) & (self.needed[:, None] > 0)
 
-    def _seen_relevance(self, rank_by: np.ndarray, relevance: np.ndarray,
-                        answering: Sequence[int] | np.ndarray) -> np.ndarray:
+    def _seen_relevance(self, rank_by: np.ndarray, in_answer: np.ndarray, relevance: np.ndarray) -> np.ndarray:
         """Per query (row): Σ over its answer's first ranks of I(rank) ·
-        relevance; the answer is what the versions *answering* hold
-        (the ranked copies': a stale copy answers with its old terms)."""
-        in_answer = self.answered(answering).T  # a row per query
+        relevance; *in_answer* is what the ranked versions hold (a stale
+        copy answers with its old terms)."""
         rank_by = np.where(in_answer, rank_by, 0.0)  # a page outside the answer ranks nowhere
         pages = rank_by.shape[1]
         depth = min(self.top, pages)
@@ -140,7 +140,8 @@ class QualityMeter:
 
 def exposure(meter: QualityMeter, version_ids: Sequence[int] | np.ndarray) -> np.ndarray:
     """How often each page is shown in results: Σ_q f_q · I(rank of p in A(q)) (EBR's weight)."""
-    scores = np.where(meter.answered(version_ids), meter.scores(version_ids), 0.0)
+    by_query, in_answer = meter._by_query(version_ids)
+    scores = np.where(in_answer, by_query, 0.0).T  # a row per page
     depth = min(meter.top, scores.shape[0])
     top = np.argsort(-scores, axis=0)[:depth]
     weights = impression(np.arange(1, depth + 1, dtype=float))

@@ -182,7 +182,7 @@ def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.
         f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t{until:%Y-%m-%dT%H:%M:%SZ}\t{digest}" if until else
         f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t\t{digest}" for url, version, since, until, digest in sorted(history)]
     (out / "versions.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    origin = _git(repo, "config", "--get", "remote.origin.url").strip() if _has_origin(repo) else str(repo)
+    origin = _origin(repo)
     (out / "README.md").write_text(
         f"# A news-like evolving web from {origin}\n\nBuilt by `python -m crawlproject.replay.git_history` from the "
         f"git history of {origin}: {built.weeks} weekly states from {start:%Y-%m-%d}, {built.urls} URLs, "
@@ -192,9 +192,11 @@ def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.
     return built
 
 
-def _has_origin(repo: Path) -> bool:
-    return subprocess.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"],  # noqa: S603, S607
-                          capture_output=True, check=False).returncode == 0
+def _origin(repo: Path) -> str:
+    """Where the clone came from (its path when it has no origin)."""
+    found = subprocess.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"],  # noqa: S603, S607
+                           capture_output=True, text=True, check=False)
+    return found.stdout.strip() or str(repo)
 
 
 def _record(writer: WARCWriter, url: str, status: int, body: bytes, when: str, modified: str, etag: str | None) -> None:
