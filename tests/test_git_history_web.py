@@ -42,7 +42,7 @@ def test_a_blogs_history_becomes_a_dated_web(tmp_path: Path) -> None:
 
     built = git_history.build(repo, tmp_path / "web", START, weeks=4, host="blog.test")
     assert (built.weeks, built.urls, built.deletions) == (4, 3, 1)
-    web = load_evolving_web(tmp_path / "web" / "evolving.warc.gz", cache_dir=None)
+    web = load_evolving_web(tmp_path / "web" / "evolving.warc.gz", cache_dir=None, text="whole")
     versions = {url.removeprefix("http://blog.test"): [version for _, version in timeline]
                 for url, timeline in zip(web.urls, web.timeline, strict=True)}
     hello, ferries = "/2020/01/01/Hello.html", "/2020/01/08/Ferries.html"

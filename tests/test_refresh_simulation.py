@@ -67,7 +67,7 @@ def warc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def simulation(warc: Path, tmp_path_factory: pytest.TempPathFactory) -> RefreshSimulation:
-    web = load_evolving_web(warc, cache_dir=tmp_path_factory.mktemp("cache"))
+    web = load_evolving_web(warc, cache_dir=tmp_path_factory.mktemp("cache"), text="whole")  # a toy web: its pages are all "template"
     analyzer = TermAnalyzer()
     index = VersionIndex(web.texts, analyzer)
     workload = [Query("sort", 10.0), Query("string", 5.0), Query("array", 3.0), Query("zebra", 8.0), Query("count array", 2.0)]
@@ -126,9 +126,9 @@ def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: R
     collection.close()
 
 
-def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
-    # Issue 62: the repository indexed each page's whole text, template included; ~98.5 % of the
-    # news webs' changes were a "recent posts" sidebar's, whose terms are the workload's own.
+def sidebar_web(path: Path, weeks: int = 4) -> Path:
+    """A dated WARC of one article whose only change, week by week, is its
+    "recent posts" sidebar (~98.5 % of the news webs' changes were such)."""
     article = " ".join(["The harbour council approved the new ferry timetable after a long debate."] * 6)
 
     def post(week: int) -> bytes:
@@ -137,10 +137,9 @@ def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
                 f"</ul></aside><article><h1>Ferry timetable</h1><p>{article}</p></article>"
                 "<footer>Harbour news, every week</footer></body></html>").encode()
 
-    path = tmp_path / "sidebar.warc.gz"
     with path.open("wb") as f:
         writer = WARCWriter(f, gzip=True)
-        for week in range(4):
+        for week in range(weeks):
             body = post(week)
             when = (START + timedelta(weeks=week)).strftime("%Y-%m-%dT%H:%M:%SZ")
             headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
@@ -148,6 +147,13 @@ def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
             writer.write_record(writer.create_warc_record(f"{SITE}timetable.html", "response", payload=BytesIO(body),
                                                           length=len(body), http_headers=headers,
                                                           warc_headers_dict={"WARC-Date": when}))
+    return path
+
+
+def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
+    # Issue 62: the repository indexed each page's whole text, template included; ~98.5 % of the
+    # news webs' changes were a "recent posts" sidebar's, whose terms are the workload's own.
+    path = sidebar_web(tmp_path / "sidebar.warc.gz")
     whole = load_evolving_web(path, cache_dir=None, text="whole")
     main = load_evolving_web(path, cache_dir=None, text="main")
     assert len(set(whole.texts)) == 4  # every week's sidebar a change

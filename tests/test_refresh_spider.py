@@ -7,8 +7,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import shutil
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ import pytest
 from crawlproject.replay.archive import parse_time
 from crawlproject.replay.process import ReplayProcess
 from tests.conftest import run_crawl
+from tests.test_refresh_simulation import SITE, sidebar_web
+from tests.test_refresh_simulation import START as SIDEBAR_START
 from tests.test_replay_time import EVOLVING, START, WARC
 
 LATER = "2021-10-18T00:00:00Z"
@@ -152,3 +156,25 @@ def test_bad_refresh_input_gets_one_line(replay: ReplayProcess, repository: Path
     run = run_crawl("refresh", tmp_path / "run", "", replay.proxy_url, extra_args=extra)
     assert run.returncode != 0 and message in run.log, run.log[-2000:]
     assert "Traceback" not in run.log
+
+
+def test_the_refresh_compares_the_main_text_a_sidebars_churn_is_no_change(tmp_path: Path) -> None:
+    # Issue 62: the spider compared (and measured ΔQ on) each page's whole text, so a "recent posts"
+    # sidebar that moved made every post look changed; it indexes the main text, as the simulation does.
+    warc = sidebar_web(tmp_path / "sidebar.warc.gz")
+    start, later = (SIDEBAR_START + timedelta(weeks=week) for week in (0, 3))
+    with ReplayProcess(str(warc), as_of=start.strftime("%Y-%m-%dT%H:%M:%SZ")) as sidebar:
+        crawl = run_crawl("breadthfirst", tmp_path / "crawl", [f"{SITE}timetable.html"], sidebar.proxy_url)
+        assert crawl.returncode == 0, crawl.log[-2000:]
+        sidebar.clock(later.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        for indexed in ("main", "whole"):  # each refreshes its own copy of the week-0 repository
+            repository = shutil.copytree(tmp_path / "crawl", tmp_path / f"crawl-{indexed}")
+            run = run_crawl("refresh", tmp_path / indexed, "", sidebar.proxy_url, extra_args=[
+                "-a", f"repository={repository}", "-a", "policy=uniform", "-a", "budget=1", "-a", f"indexed={indexed}",
+                "-a", f"now={later.strftime('%Y-%m-%dT%H:%M:%SZ')}", "-a", f"crawled_at={start.strftime('%Y-%m-%dT%H:%M:%SZ')}"])
+            assert run.returncode == 0, run.log[-2000:]
+    main, whole = (json.loads((tmp_path / f"crawl-{indexed}" / "refresh" / "changes.jsonl").read_text())
+                   for indexed in ("main", "whole"))
+    assert main["outcome"] == whole["outcome"] == "changed"  # a new body, kept as a version
+    assert main["changed_fraction"] == 0 and not main["terms_added"] and not main["terms_removed"], main
+    assert whole["changed_fraction"] > 0.3, whole  # the template in: the sidebar's churn a change

@@ -11,8 +11,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import xxhash
+from scrapy.http import HtmlResponse
 
+from crawlproject.web.extract import main_text
+from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer, tokenize
+
+#: What of a page the repository and its search engine index (issue 62): its
+#: main text (the collection's extraction, as a search engine indexes an
+#: article: a sidebar's "recent posts" churn is no change of the page), or its
+#: whole visible text, template (sidebars, footers) included, for comparison.
+TEXTS = ("main", "whole")
+
+
+def indexed_text(body: bytes, url: str, text: str = "main", content_type: str = "text/html") -> str:
+    """The *text* (:data:`TEXTS`) of a page's *body* that the repository
+    indexes; a page whose main text the extractor cannot find is indexed whole."""
+    if text not in TEXTS:
+        raise ValueError(f"text={text!r}: one of {', '.join(TEXTS)}")
+    found = main_text(body, url) if text == "main" else None
+    if found is not None:
+        return found.text
+    return Page.from_response(HtmlResponse(url=url, body=body, headers={"Content-Type": content_type})).text
 
 SHINGLE_WORDS = 5
 

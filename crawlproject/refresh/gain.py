@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Sequence
+    from collections.abc import Hashable, Iterable, Mapping, Sequence
 
     from scipy import sparse
 
@@ -204,15 +204,24 @@ class GainMeter:
         """Refit the F_w whose scores moved since the last refit (incremental)."""
         return self.terms.refit()
 
-    def gain(self, old_version: int, new_version: int) -> float:
-        return self.gain_rows(self.index.matrix[old_version], self.index.matrix[new_version])
+    def gain(self, old_version: int, new_version: int, siblings: float | Mapping[int, float] = 1.0) -> float:
+        return self.gain_rows(self.index.matrix[old_version], self.index.matrix[new_version], siblings)
 
-    def gain_rows(self, old: sparse.csr_matrix, new: sparse.csr_matrix) -> float:
+    def gain_rows(self, old: sparse.csr_matrix, new: sparse.csr_matrix,
+                  siblings: float | Mapping[int, float] = 1.0) -> float:
         """ΔQ between two TF-IDF rows (a version not in the index: ``index.vectorizer.transform``)."""
         return self._gain(dict(zip(old.indices.tolist(), old.data.tolist(), strict=True)),
-                          dict(zip(new.indices.tolist(), new.data.tolist(), strict=True)))
+                          dict(zip(new.indices.tolist(), new.data.tolist(), strict=True)), siblings)
 
-    def _gain(self, old_scores: dict[int, float], new_scores: dict[int, float]) -> float:
+    def _gain(self, old_scores: dict[int, float], new_scores: dict[int, float],
+              siblings: float | Mapping[int, float] = 1.0) -> float:
+        """Σ_w f_w · ΔI_w · (S_new − κ·S_old), κ = *siblings*: the live
+        relevance of the pages p passes, as a share of their copies' score
+        S_old. κ = 1 (the estimate the policy uses) takes them as fresh and
+        the gain is ≥ 0; κ < 1 — stale siblings whose copies overstate them —
+        makes a refresh that lets them rise (p's score falls above κ·S_old)
+        a loss (issue 62: bench.refresh_single measures whether it picks
+        better); one κ, or one per term column."""
         total = 0.0
         for column in (old_scores.keys() | new_scores.keys()) & self.frequency.keys():
             rank_map = self.maps[column]
@@ -220,5 +229,6 @@ class GainMeter:
             before = old_scores.get(column, 0.0)
             seen_now = rank_map(now) ** -1.5 if now > 0 else 0.0
             seen_before = rank_map(before) ** -1.5 if before > 0 else 0.0
-            total += self.frequency[column] * (seen_now - seen_before) * (now - before)
+            share = siblings if isinstance(siblings, float | int) else siblings.get(column, 1.0)
+            total += self.frequency[column] * (seen_now - seen_before) * (now - share * before)
         return total

@@ -30,7 +30,7 @@ import numpy as np
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
 
-from crawlproject.refresh.changes import changed_fraction, shingles
+from crawlproject.refresh.changes import TEXTS, changed_fraction, indexed_text, shingles
 from crawlproject.refresh.policies import (
     EmbarrassmentPolicy,
     PageState,
@@ -41,7 +41,6 @@ from crawlproject.refresh.quality import exposure
 from crawlproject.refresh.workload import head_tail_workload, headings
 from crawlproject.replay.archive import check_warc, cut_off, parse_time, warn_cut_off
 from crawlproject.search.document import IndexedPage
-from crawlproject.web.extract import main_text
 from crawlproject.web.page import Page
 from crawlproject.web.urls import canonicalize
 
@@ -118,13 +117,7 @@ def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size
                               texts, analyzer, size=size, head=head, seed=seed)
 
 
-#: What of a page the repository and its search engine index: its main text
-#: (the collection's extraction, as a search engine indexes an article), or its
-#: whole visible text, template (sidebars, footers) included, for comparison.
-TEXTS = ("main", "whole")
-
-
-def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache", text: str = "whole") -> EvolvingWeb:
+def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache", text: str = "main") -> EvolvingWeb:
     """Read a dated WARC (or its cache); each version's *text* (:data:`TEXTS`)."""
     if text not in TEXTS:
         raise ValueError(f"text={text!r}: one of {', '.join(TEXTS)}")
@@ -168,8 +161,7 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache",
                 web.first_headings[page] = headings(html)
                 web.names[page] = (headings(html, ("h1",)) or web.first_headings[page] or [""])[0]
             web.timeline[page].append((live_from, len(web.texts)))
-            found = main_text(body, url) if text == "main" else None
-            web.texts.append(found.text if found is not None else parsed.text)  # no main text found: the whole
+            web.texts.append(indexed_text(body, url, text, content_type))
             outlinks.append([link.key for link in parsed.links])
     if record is not None and cut_off(record):
         warn_cut_off(warc, len(web.texts))

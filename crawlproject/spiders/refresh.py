@@ -4,6 +4,8 @@ a finished crawl that a refresh policy picks (docs/methods.md §5), with conditi
     scrapy crawl refresh -a repository=crawls/bestfirst-… -a policy=user-centric \
         -a workload=workload.tsv -a budget=200 [-a now=2021-03-01] [-a tau=0.1]
 
+``indexed`` is what of a page the repository indexes and compares: its main
+text (default; a sidebar's churn is no change) or ``whole`` (template in).
 ``now`` (default: the clock) is the run's time and ``crawled_at`` (default:
 each page's fetched_at) the repository's, for a replay served as of a date.
 
@@ -35,11 +37,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
-from scrapy.http import HtmlResponse
 
 from crawlproject import config
 from crawlproject.config import SettingsError
-from crawlproject.refresh.changes import Change
+from crawlproject.refresh.changes import TEXTS, Change, indexed_text
 from crawlproject.refresh.policies import (
     DEFAULT_TAU,
     EmbarrassmentPolicy,
@@ -52,7 +53,6 @@ from crawlproject.replay.archive import parse_time
 from crawlproject.spiders.base import FocusedSpider
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 from crawlproject.web import meta as keys
-from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ class RefreshSpider(FocusedSpider):
         tau: str | float = DEFAULT_TAU,
         workload: str | None = None,
         crawled_at: str | None = None,
+        indexed: str = "main",
         **kwargs: Any,
     ):
         super().__init__(follow_links=False, **kwargs)
@@ -107,6 +108,9 @@ class RefreshSpider(FocusedSpider):
             raise SettingsError(str(exc)) from None
         except ValueError as exc:
             raise SettingsError(f"refresh: {exc} (budget is a whole number ≥ 1, tau in [0, 1))") from None
+        if indexed not in TEXTS:
+            raise SettingsError(f"refresh: indexed={indexed!r}: one of {', '.join(TEXTS)} (what of a page is indexed)")
+        self.indexed = indexed
         if self.budget < 1:
             raise SettingsError(f"refresh: budget must be at least 1, got {self.budget}")
         if self.workload is None and isinstance(self.policy, UserCentricPolicy | EmbarrassmentPolicy):
@@ -157,7 +161,7 @@ class RefreshSpider(FocusedSpider):
         body = self._stored_body(page)
         if body is None:
             return ""
-        return Page.from_response(HtmlResponse(url=page.url, body=body, headers={"Content-Type": "text/html"})).text
+        return indexed_text(body, page.url, self.indexed)
 
     def _seed(self, url: str) -> Request:
         page = self.chosen[url]
@@ -184,8 +188,9 @@ class RefreshSpider(FocusedSpider):
         elif response.status == 304 or self._stored_body(page) == response.body:
             outcome, change = "unchanged", unchanged
         else:
-            outcome, change = "changed", Change.between(self._stored_text(page), fetched.text, self.analyzer)
-            gain = self._gain(page, fetched.text)
+            new_text = indexed_text(response.body, response.url, self.indexed)
+            outcome, change = "changed", Change.between(self._stored_text(page), new_text, self.analyzer)
+            gain = self._gain(page, new_text)
             page.version += 1
             name = f"{Path(page.file).stem.split('.')[0]}.{page.version}.html"
             (self.refresh.folder / "versions").mkdir(parents=True, exist_ok=True)
