@@ -176,6 +176,12 @@ def targets_for(lowest_without_refresh: float) -> list[float]:
     return targets
 
 
+def results_folder(args: argparse.Namespace) -> Path:
+    """bench/results/refresh-<corpus>, a variant of the paper's setting in a folder (and section) of its own."""
+    variant = "" if (args.index, args.answers) == ("main", "all") else f"-{args.index}-{args.answers}"
+    return ROOT / "bench" / "results" / f"refresh-{args.corpus.name}{variant}"
+
+
 def build_workloads(args: argparse.Namespace, web: object, analyzer: TermAnalyzer, out: Path) -> dict[str, list[Query]]:
     if args.workload:
         return {args.workload.stem: read_workload(args.workload)}
@@ -318,13 +324,13 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     args = parser.parse_args()
     started = time.monotonic()
     if args.replot:
-        return replot(args.out or ROOT / "bench" / "results" / f"refresh-{args.corpus.name}", args.tune_weeks)
+        return replot(args.out or results_folder(args), args.tune_weeks)
     warcs = sorted(args.corpus.glob("*.warc.gz")) + sorted(args.corpus.glob("*.warc"))
     if not warcs:
         raise SystemExit(f"{args.corpus} holds no WARC")
     if not 0 < args.tune_weeks < args.weeks:
         raise SystemExit("--tune-weeks must be between 0 and --weeks")
-    out = args.out or ROOT / "bench" / "results" / f"refresh-{args.corpus.name}"
+    out = args.out or results_folder(args)
     out.mkdir(parents=True, exist_ok=True)
     web = load_evolving_web(warcs[0], text=args.index)
     analyzer = TermAnalyzer()
@@ -456,8 +462,7 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     body = "\n".join(lines)
     print("\n" + body)
     if not args.no_write:
-        variant = "" if (args.index, args.answers) == ("main", "all") else f"-{args.index}-{args.answers}"
-        write_section(f"refresh-{args.corpus.name}{variant}", body)
+        write_section(results_folder(args).name, body)
     return 0
 
 

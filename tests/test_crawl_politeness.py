@@ -128,3 +128,60 @@ def test_two_workers_on_the_redis_frontier_keep_the_page_budget_on_the_good_host
     # queue A's in its slot ahead of time.
     held = [log_stat((tmp_path / f"w{i}.log").read_text(), "scheduler/held") for i in range(2)]
     assert all(count is not None and count >= 1 for count in held), held
+
+
+def relevant_hosts(tmp_path: Path, dead: bool = False) -> Path:
+    """Issue 61: A's home links to 40 good pages of A, then to 20 nearly as
+    good of B (fewer of the query's words in their anchors) — and, with
+    *dead*, as many of D, a host the web does not hold (every fetch 404)."""
+    html_type = [("Content-Type", "text/html")]
+    def links(host: str, words: str, count: int) -> str:
+        return "".join(f'<li><a href="http://{host}/t-{i}.html">{words} {i}</a></li>' for i in range(count))
+    others = links("b.test", "gnuplot terminal driver", 20)
+    if dead:  # B's and D's alternate: neither ranks above the other
+        others = "".join(f"{b}{d}" for b, d in zip(others.split("</li>")[:-1], links("d.test", "gnuplot terminal driver",
+                                                                                      20).split("</li>")[:-1], strict=True))
+    pages = [("http://a.test/", 200, html_type, html(
+        "<p>gnuplot terminal drivers: each output device has a terminal.</p><ul>"
+        + links("a.test", "gnuplot terminal driver output device", 40) + others + "</ul>", "gnuplot terminals"))]
+    for host, count in (("a.test", 40), ("b.test", 20)):
+        pages += [(f"http://{host}/t-{i}.html", 200, html_type, html(
+            f"<p>The gnuplot terminal driver {i} of {host} writes plots to an output device.</p>", f"terminal {i}"))
+            for i in range(count)]
+    return write_warc(tmp_path / "relevant-hosts.warc.gz", pages)
+
+
+def fetch_order(log: Path) -> list[str]:
+    return [url for _, url, _ in served(log) if not url.endswith("/robots.txt")]
+
+
+def test_a_second_relevant_host_is_used_while_the_first_is_busy(tmp_path: Path) -> None:
+    """The window of the 16 best sits on A; B's links rank just below it.
+    Within reach, B's slot takes its best while A works through its own —
+    where the window alone leaves B waiting until A's run out."""
+    orders = {}
+    for reach in (1, 2):
+        log = tmp_path / f"access-{reach}.log"
+        with ReplayProcess(str(relevant_hosts(tmp_path)), access_log=str(log)) as replay:
+            result = run_crawl("bestfirst", tmp_path / f"reach-{reach}", ["http://a.test/"], replay.proxy_url, QUERY,
+                               settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 36, "FOCUS_PAGES_REACH": reach})
+        assert result.returncode == 0, result.log[-3000:]
+        orders[reach] = fetch_order(log)
+    def first_b(order: list[str]) -> int:  # how many of A's pages were fetched before B's first
+        return next(i for i, url in enumerate(order) if url.startswith("http://b.test/")) - 1
+    assert b_fetched(orders[1]) <= 12 and first_b(orders[1]) >= 20, orders[1]  # B waited for A's window to drain
+    assert b_fetched(orders[2]) >= 12 and first_b(orders[2]) <= 12, orders[2]  # B fetched beside A
+
+
+def test_a_dead_host_is_never_fed_from_the_budget_by_the_reach(tmp_path: Path) -> None:
+    """D's links rank as B's, beyond the window; D holds none of its pages
+    (404: links out of the web). Its first fetch finds it dead and no other
+    URL of D is handed out by the reach, while B's keep going."""
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(relevant_hosts(tmp_path, dead=True)), access_log=str(log)) as replay:
+        result = run_crawl("bestfirst", tmp_path / "dead", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 24, "FOCUS_PAGES_REACH": 2})
+    assert result.returncode == 0, result.log[-3000:]
+    requested = fetch_order(log)
+    assert len([url for url in requested if url.startswith("http://d.test/")]) == 1, requested
+    assert b_fetched(requested) >= 4, requested  # the reach was used — by the live host

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crawlproject.frontier.base import PushOutcome
+from crawlproject.frontier.base import PushOutcome, host_share, within_reach
 from crawlproject.frontier.memory import MemoryFrontier
 from crawlproject.web.urls import host_of
 
@@ -377,12 +377,38 @@ def test_payloads_are_freed_with_their_last_url() -> None:
     assert tables.references == [0, 1]  # the freed slot is reused
 
 
+def expected_pop(order: list[str], score: dict[str, float], busy: set[str], window: int, reach: int,
+                 dead: set[str]) -> str | None:
+    """The pages objective's rule, written plainly (Frontier.pop): the best
+    URL of a free host among the *window* best; below them, within the
+    *reach* best when the URLs above, each host's counted up to its share of
+    the window, are fewer than *window* and its score is within reach of the
+    window's — never for a dead host."""
+    held: dict[str, int] = {}
+    capped = 0
+    for index, url in enumerate(order):
+        host = host_of(url)
+        if window and index >= max(window, reach):
+            return None
+        free = host not in busy and host not in held
+        if free and (not window or index < window):
+            return url
+        if free and (capped >= window or not within_reach(score[url], score[order[0]], score[order[window - 1]])):
+            return None
+        if free and host not in dead:
+            return url
+        held[host] = held.get(host, 0) + 1
+        capped += held[host] <= host_share(window)
+    return None
+
+
 @pytest.mark.parametrize("seed", range(40))
-@pytest.mark.parametrize("window", [0, 1, 3, 12])
-def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int) -> None:
+@pytest.mark.parametrize(("window", "reach"), [(0, 0), (1, 1), (3, 3), (12, 12), (3, 9), (4, 8)])
+def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, reach: int) -> None:
     """Against the obvious model: the best URL (ties first in, first out)
     among the slots not busy, else the best URL of all — raises included;
-    with a window, only among the *window* best URLs, else none."""
+    with a window, only among the *window* best URLs, or within *reach* when
+    few busy hosts hold the URLs above (never a dead host's), else none."""
     rng = random.Random(seed)
     frontier = MemoryFrontier(10_000)
     model: dict[str, tuple[float, int]] = {}
@@ -397,14 +423,14 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int) -
                 model[url], seq = (score, seq), seq + 1
         else:
             busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
-            entry = frontier.pop(busy, window)
+            dead = {f"h{i}" for i in range(4) if rng.random() < 0.2}
+            entry = frontier.pop(busy, window, reach=reach, dead=dead)
             order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
-            eligible = order[:window] if window else order
-            ready = [url for url in eligible if host_of(url) not in busy] or ([] if window else order)
-            if not ready:
+            scores = {url: value for url, (value, _) in model.items()}
+            best = expected_pop(order, scores, busy, window, reach, dead) or (None if window else next(iter(order), None))
+            if best is None:
                 assert entry is None
                 continue
-            best = ready[0]
             assert entry is not None and entry.url == best
             del model[best]
             fetched.add(best)

@@ -52,7 +52,7 @@ from twisted.internet import task, threads
 from crawlproject import config
 from crawlproject.config import DEFAULTS, SettingsError
 from crawlproject.distributed import scripts
-from crawlproject.frontier.base import FrontierEntry, PushOutcome
+from crawlproject.frontier.base import FrontierEntry, PushOutcome, host_share, within_reach
 from crawlproject.frontier.items import split_origin
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.scrapy_private import wake_engine
@@ -508,23 +508,40 @@ class RedisFrontier:
             self._payload_ids[id(payload)] = known
         return known[1], known[2]
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
+            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
         way: it wakes the engine when it lands). The prefetch is best first:
         the best of a slot not in *skip*, with *window* among its first
-        *window* only (Frontier.pop)."""
+        *window* only, or within its first *reach* when few busy slots hold
+        the ones above (Frontier.pop)."""
         if self.asynchronous:
             if len(self._prefetched) <= self.prefetch // 2:
                 self._round_trip(pop=self.prefetch)
         elif not self._prefetched:
             self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
+        share, deepest = host_share(window), max(reach, window)
+        held: Counter[str] = Counter()  # the entries above, by host
+        capped = 0  # … each host's counted up to its share
         for index, entry in enumerate(self._prefetched):
-            if window and index >= window:
+            if window and index >= deepest:
                 return None
-            if not skip or (urlsplit(entry.url).hostname or "") not in skip:
-                del self._prefetched[index]
-                return entry
+            host = urlsplit(entry.url).hostname or ""
+            if skip and host in skip:
+                held[host] += 1
+                capped += held[host] <= share
+                continue
+            if window and index >= window:
+                if capped >= window or not within_reach(entry.score, self._prefetched[0].score,
+                                                        self._prefetched[window - 1].score):
+                    return None  # too far down: behind many hosts' URLs, or worth far less than the window's
+                if host in dead:
+                    held[host] += 1  # a dead host passed over
+                    capped += held[host] <= share
+                    continue
+            del self._prefetched[index]
+            return entry
         return None if window or hold or not self._prefetched else self._prefetched.popleft()
 
     def _fill(self, result: list[Any]) -> None:

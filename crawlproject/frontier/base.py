@@ -82,6 +82,32 @@ class FrontierEntry(NamedTuple):
     url: str  #: the URL to fetch, as it was found (== key when they agree)
 
 
+def host_share(window: int) -> int:
+    """How many of a busy slot's URLs count against a free slot's under the
+    pages objective's reach (Frontier.pop): half the window, so that one host
+    busy with many good URLs cannot hold every other host back.
+
+    >>> host_share(16), host_share(1)
+    (8, 1)
+    """
+    return max(1, (window + 1) // 2)
+
+
+def within_reach(score: float, best: float, window_last: float) -> bool:
+    """Whether a URL below the window is worth a free host's fetch by value:
+    its *score* no further below the window's last (the N-th best) than the
+    window's *best* is above it, or than half the last's own size (a window
+    of ties has no spread) — a host whose best is far below what the window
+    holds (an off-topic host's) never reaches.
+
+    >>> within_reach(0.5, best=0.8, window_last=0.6), within_reach(0.1, best=0.8, window_last=0.6)
+    (True, False)
+    >>> within_reach(0.4, best=0.6, window_last=0.6), within_reach(0.2, best=0.6, window_last=0.6)
+    (True, False)
+    """
+    return score >= window_last - max(best - window_last, abs(window_last) / 2)
+
+
 class Frontier(Protocol):
     """A bounded, deduplicating, best-first queue of URLs with leases.
 
@@ -128,7 +154,8 @@ class Frontier(Protocol):
         """
         ...
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
+            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
         """Lease and return the best URL the diversity rule allows, or
         ``None`` when nothing is queued. A URL of a download slot in *skip*
         (busy now) is taken only when every slot with URLs is in it — never
@@ -137,7 +164,13 @@ class Frontier(Protocol):
         With *window* > 0 (a crawl whose budget is pages) a URL of a slot
         not in *skip* is taken only when fewer than *window* queued URLs rank
         above it, and none is taken from a slot in *skip*: ``None`` then,
-        though URLs are queued — the best wait for their slots. A backend
+        though URLs are queued — the best wait for their slots. With *reach*
+        > *window* a free slot's best URL is also taken when fewer than
+        *reach* rank above it and, counting each busy slot's at most
+        :func:`host_share` of the window, fewer than *window* do (the URLs
+        above it are held by few busy hosts, so it would wait long), and its
+        score is :func:`within_reach` of the window's; never a slot of
+        *dead* (every fetch of it failed or answered an error) that way. A backend
         that prefetches may count within what it prefetched."""
         ...
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
-from crawlproject.frontier.base import FrontierEntry, PushOutcome
+from crawlproject.frontier.base import FrontierEntry, PushOutcome, host_share, within_reach
 from crawlproject.frontier.items import (
     ALL_BITS,
     COUNTER_LIMIT,
@@ -276,13 +276,15 @@ class MemoryFrontier:
         self._journal_queued(fp, item)
         return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False) -> FrontierEntry | None:
+    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
+            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
         """The best URL, from a download slot not in *skip* when any other
         slot has URLs (a slot that cannot take a request now); with *hold*
         only from one not in *skip*; with *window*, only one that fewer than
-        *window* queued URLs rank above (Frontier.pop)."""
+        *window* queued URLs rank above, or within *reach* when few busy
+        slots hold those (Frontier.pop)."""
         self._refill()
-        item = self._pop_item(skip, window, hold or window > 0)
+        item = self._pop_item(skip, window, hold or window > 0, reach, dead)
         if item is None:
             return None
         return self._entry(item)
@@ -616,9 +618,10 @@ class MemoryFrontier:
         if self._heap_items > limit or (self._lowest is not None and len(self._lowest) > limit):
             self._rebuild()
 
-    def _pop_item(self, skip: Container[str], window: int = 0, hold: bool = False) -> bytes | None:
+    def _pop_item(self, skip: Container[str], window: int = 0, hold: bool = False,
+                  reach: int = 0, dead: Container[str] = ()) -> bytes | None:
         queue, slots = self._slot_queue, self._tables.slot_names
-        skipped: list[tuple[bytes, int]] = []  # busy slots, best first
+        skipped: list[tuple[bytes, int]] = []  # busy slots (and free ones passed over), best first
         try:
             while True:
                 if queue:
@@ -628,9 +631,16 @@ class MemoryFrontier:
                     if skip and slots[slot] in skip:
                         skipped.append((top, slot))
                         continue
-                    if window and skipped and self._ranked_above(skipped, top, window) >= window:
-                        skipped.append((top, slot))  # put back with the busy ones
-                        return None  # too far down: the best wait for their slots
+                    if window and skipped:
+                        above, held_by_few = self._ranked_above(skipped, top, window, max(reach, window))
+                        if held_by_few and above >= window:
+                            held_by_few = within_reach(_score(top), _score(skipped[0][0]),
+                                                       _score(self._nth_best(skipped, window)))
+                        if above >= window and not (held_by_few and slots[slot] not in dead):
+                            skipped.append((top, slot))  # put back with the busy ones
+                            if held_by_few:
+                                continue  # a dead slot passed over: the next free one may go
+                            return None  # too far down: the best wait for their slots
                 elif self._end_batch(only_if_pending=True):
                     continue  # only slots of the current batch had URLs: the batch ends early
                 elif skipped and not hold:
@@ -654,14 +664,19 @@ class MemoryFrontier:
             for top, slot in skipped:
                 heapq.heappush(queue, (top, slot))
 
-    def _ranked_above(self, slots: list[tuple[bytes, int]], item: bytes, limit: int) -> int:
-        """How many live items of *slots* rank above *item*, counted up to
-        *limit*: a walk down each slot's heap that stops where an item ranks
-        below *item* (its children rank lower still)."""
-        count = 0
+    def _ranked_above(self, slots: list[tuple[bytes, int]], item: bytes, window: int, reach: int) -> tuple[int, bool]:
+        """How many live items of *slots* rank above *item* (counted up to
+        *reach*), and whether they are held by few: fewer than *reach* of
+        them, and fewer than *window* when each slot counts at most
+        :func:`host_share` of the window (Frontier.pop). A walk down each
+        slot's heap that stops where an item ranks below *item* (its
+        children rank lower still)."""
+        share = host_share(window)
+        count = capped = 0
         for slot in {slot for _, slot in slots}:  # the slot queue may name a slot twice
             heap = self._slot_heaps.get(slot, [])
             stack = [0] if heap else []
+            own = 0
             while stack:
                 index = stack.pop()
                 node = heap[index]
@@ -669,10 +684,29 @@ class MemoryFrontier:
                     continue
                 if self._live(node):
                     count += 1
-                    if count >= limit:
-                        return count
+                    own += 1
+                    capped += own <= share
+                    if count >= reach:
+                        return count, False
                 stack.extend(child for child in (2 * index + 1, 2 * index + 2) if child < len(heap))
-        return count
+        return count, reach > window and capped < window
+
+    def _nth_best(self, slots: list[tuple[bytes, int]], n: int) -> bytes:
+        """The *n*-th best live item of *slots* (they hold at least *n*): a
+        merge of their heaps, best first, that opens a node's children only
+        when the node is taken."""
+        frontier = [(heap[0], slot, 0) for slot in {slot for _, slot in slots} if (heap := self._slot_heaps.get(slot))]
+        heapq.heapify(frontier)
+        taken, last = 0, slots[0][0]
+        while frontier and taken < n:
+            item, slot, index = heapq.heappop(frontier)
+            heap = self._slot_heaps[slot]
+            for child in (2 * index + 1, 2 * index + 2):
+                if child < len(heap):
+                    heapq.heappush(frontier, (heap[child], slot, child))
+            if self._live(item):
+                taken, last = taken + 1, item
+        return last
 
     def _queue_slot(self, slot: int, top: bytes) -> None:
         self._slot_top[slot] = top
@@ -733,6 +767,10 @@ class MemoryFrontier:
         if self._lowest is not None:
             self._lowest = [_lowest_item(item, fp) for fp, item in self._entries.items()]
             heapq.heapify(self._lowest)
+
+
+def _score(item: bytes) -> float:
+    return score_of(HEADER.unpack_from(item)[0])
 
 
 def _lowest_item(item: bytes, fp: int) -> bytes:

@@ -137,6 +137,7 @@ class FrontierScheduler(BaseScheduler):
         budget: PageBudget | None = None,
         slot_aware: bool = True,
         window: int = 0,
+        reach: int = 1,
     ):
         self.crawler = crawler
         self.slot_aware = slot_aware
@@ -145,6 +146,13 @@ class FrontierScheduler(BaseScheduler):
         #: the delay in the slot: the downloader's timer sends it, and the
         #: download's end asks the engine for the next (no poll, no stall).
         self.window = window if slot_aware else 0
+        #: How deep (URLs) a free slot may reach when few busy slots hold the
+        #: URLs above its best (Frontier.pop); a dead slot (every fetch of it
+        #: failed or answered an error: links out of the web the crawl can
+        #: reach) never does — a dead host is not fed from the budget.
+        self.reach = reach * self.window
+        self._live_slots: set[str] = set()
+        self._dead_slots: set[str] = set()
         #: The time objective's wake-up: when every slot with URLs is busy, a
         #: request would wait in its slot holding a place among those in
         #: flight, so none is handed out and the engine is asked again when
@@ -197,6 +205,7 @@ class FrontierScheduler(BaseScheduler):
             budget=PageBudget.of(crawler),
             slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
             window=pages_window(settings),
+            reach=config.get_int(settings, "FOCUS_PAGES_REACH"),
         )
 
     # -- BaseScheduler contract --------------------------------------------
@@ -255,7 +264,8 @@ class FrontierScheduler(BaseScheduler):
                 entry = self.batches.next(self.frontier)
             else:
                 busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
-                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware)
+                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware, reach=self.reach,
+                                          dead=self._dead_slots)
                 if entry is None and busy and not self.window and self._slots.next_ready is None:
                     # Every slot busy with downloads, none waiting on a delay alone:
                     # the best anyway, to wait in its slot (Scrapy's contract: a
@@ -413,6 +423,8 @@ class FrontierScheduler(BaseScheduler):
             fetch.responded = True
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
+        if fetch is not None and self.reach > self.window:  # a page of the crawl's (not robots.txt)
+            self._host_answered(default_slot_key(request), 200 <= response.status < 300)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)
@@ -437,14 +449,26 @@ class FrontierScheduler(BaseScheduler):
         if fetch.in_flight > 0:
             return
         del self._fetches[lease]
-        if self.budget is not None and not fetch.responded:
-            self.budget.settled()  # failed: its place in the budget is free again
+        if not fetch.responded:
+            if self.budget is not None:
+                self.budget.settled()  # failed: its place in the budget is free again
+            if self.reach > self.window and not request.meta.get(keys.REFUSED):
+                self._host_answered(default_slot_key(request), False)  # no answer at all
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
             self.frontier.ack(lease)
         if self.batches is not None:
             self.batches.finished(lease)
+
+    def _host_answered(self, slot: str, ok: bool) -> None:
+        """A slot is live once one of its pages answered 2xx, dead while
+        every fetch of it failed or answered an error."""
+        if ok:
+            self._live_slots.add(slot)
+            self._dead_slots.discard(slot)
+        elif slot not in self._live_slots:
+            self._dead_slots.add(slot)
 
     # -- re-scoring and stats ------------------------------------------------------
 
