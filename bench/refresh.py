@@ -50,6 +50,7 @@ from crawlproject.refresh.gain import GainMeter
 from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, policy_named
 from crawlproject.refresh.quality import ANSWERS, QualityMeter, VersionIndex
 from crawlproject.refresh.simulate import (
+    EvolvingWeb,
     Outcome,
     RefreshSimulation,
     Week,
@@ -182,17 +183,26 @@ def results_folder(args: argparse.Namespace) -> Path:
     return ROOT / "bench" / "results" / f"refresh-{args.corpus.name}{variant}"
 
 
-def build_workloads(args: argparse.Namespace, web: object, analyzer: TermAnalyzer, out: Path) -> dict[str, list[Query]]:
+def repository_pages(web: EvolvingWeb, index: VersionIndex, held: np.ndarray | None) -> np.ndarray:
+    """The week-0 repository's pages: those reached from the seeds, else every page live at the start."""
+    return held if held is not None else np.flatnonzero(web.live(web.start, index.absent) != index.absent)
+
+
+def build_workloads(args: argparse.Namespace, web: EvolvingWeb, analyzer: TermAnalyzer, out: Path,
+                    held: np.ndarray) -> dict[str, list[Query]]:
+    """The workloads, drawn from the repository's own pages (*held*: what the
+    week-0 crawl holds), as the paper draws them — not from pages created later."""
     if args.workload:
         return {args.workload.stem: read_workload(args.workload)}
+    own = set(held.tolist())
     workloads: dict[str, list[Query]] = {}
     for name in args.workloads.split(","):
         if name == "generated":
-            workloads[name] = generate_workload((" ".join(f"<h1>{h}</h1>" for h in heads) for heads in web.first_headings),  # type: ignore[attr-defined]
+            workloads[name] = generate_workload((" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in sorted(own)),
                                                 analyzer, size=args.queries, seed=args.seed)
         elif name == "first-year":
-            workloads[name] = window_workload(web, args.tune_weeks, analyzer, size=args.queries, head=args.head,  # type: ignore[arg-type]
-                                              seed=args.seed)
+            workloads[name] = window_workload(web, args.tune_weeks, analyzer, size=args.queries, head=args.head,
+                                              seed=args.seed, pages=own)
         else:
             raise SystemExit(f"unknown workload {name!r}: generated, first-year, or --workload FILE")
         write_workload(workloads[name], out / f"workload-{name}.tsv")
@@ -334,10 +344,10 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     out.mkdir(parents=True, exist_ok=True)
     web = load_evolving_web(warcs[0], text=args.index)
     analyzer = TermAnalyzer()
-    workloads = build_workloads(args, web, analyzer, out)
     index = VersionIndex(web.texts, analyzer)
     seeds = [url for url in args.seeds.split(",") if url]
     held_pages = web.reachable(web.start, seeds) if seeds else None
+    workloads = build_workloads(args, web, analyzer, out, repository_pages(web, index, held_pages))
     for name, workload in workloads.items():
         simulation = RefreshSimulation(web, index, QualityMeter(index, workload, answers=args.answers), GainMeter(index, workload), DEFAULT_TAU,
                                        held_pages)

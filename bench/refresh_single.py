@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from bench.common import ROOT, write_section
-from bench.refresh import build_workloads
+from bench.refresh import build_workloads, repository_pages
 from crawlproject.refresh.changes import TEXTS
 from crawlproject.refresh.gain import GainMeter
 from crawlproject.refresh.quality import ANSWERS, QualityMeter, VersionIndex
@@ -129,7 +129,7 @@ def main() -> int:
     for text in TEXTS:
         web = load_evolving_web(warcs[0], text=text)
         index = VersionIndex(web.texts, analyzer)
-        for name, workload in build_workloads(args, web, analyzer, out).items():
+        for name, workload in build_workloads(args, web, analyzer, out, repository_pages(web, index, None)).items():
             gains = GainMeter(index, workload)
             for answers in ANSWERS:
                 meter = QualityMeter(index, workload, answers=answers)

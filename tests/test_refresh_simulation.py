@@ -159,3 +159,19 @@ def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
     assert len(set(whole.texts)) == 4  # every week's sidebar a change
     assert len(set(main.texts)) == 1 and "ferry timetable" in main.texts[0].lower()
     assert "recent posts" not in main.texts[0].lower() and "recent posts" in whole.texts[0].lower()
+
+
+def test_the_benchmarks_workloads_are_drawn_from_the_repositorys_own_pages(simulation: RefreshSimulation,
+                                                                          tmp_path: Path) -> None:
+    # Issue 62: the generated workload drew the headings of every page of the web, pages created
+    # after week 0 included — queries the repository cannot answer, where the paper draws from its own.
+    from argparse import Namespace
+
+    from bench.refresh import build_workloads
+
+    args = Namespace(workload=None, workloads="generated,first-year", queries=40, seed=1, tune_weeks=8, head=5)
+    workloads = build_workloads(args, simulation.web, simulation.index.analyzer, tmp_path, simulation.held)
+    terms = {term for workload in workloads.values() for query in workload
+             for term in simulation.index.analyzer.terms(query.text)}
+    assert terms and "zebra" not in terms and "orphan" not in terms, terms  # created at week 6; never reached
+    assert {"sort", "count"} <= terms  # the repository's own pages are drawn

@@ -103,14 +103,16 @@ class EvolvingWeb:
 
 
 def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size: int = 500, head: int = 50,
-                    seed: int = 0) -> list[Query]:
+                    seed: int = 0, pages: Container[int] | None = None) -> list[Query]:
     """A workload built from what the web showed in its first *weeks* only
     (no later version leaks in): a head of the most mentioned page names
     (function and book names, in a manual) and a tail drawn from the
-    headings (crawlproject.refresh.workload.head_tail_workload)."""
+    headings (crawlproject.refresh.workload.head_tail_workload); of the
+    *pages* only, when given (the repository's own, as the paper draws it)."""
     until = web.start + weeks * WEEK
-    born = [page for page, versions in enumerate(web.timeline) if versions[0][0] <= until and versions[0][1] >= 0]
-    texts = (web.texts[version] for versions in web.timeline for live_from, version in versions
+    kept = [page for page in range(len(web.timeline)) if pages is None or page in pages]
+    born = [page for page in kept if web.timeline[page][0][0] <= until and web.timeline[page][0][1] >= 0]
+    texts = (web.texts[version] for page in kept for live_from, version in web.timeline[page]
              if live_from <= until and version >= 0)
     return head_tail_workload([web.names[page] for page in born],
                               [" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in born],
