@@ -147,9 +147,10 @@ class FrontierScheduler(BaseScheduler):
         #: download's end asks the engine for the next (no poll, no stall).
         self.window = window if slot_aware else 0
         #: How deep (URLs) a free slot may reach when few busy slots hold the
-        #: URLs above its best (Frontier.pop); a dead slot (every fetch of it
-        #: failed or answered an error: links out of the web the crawl can
-        #: reach) never does — a dead host is not fed from the budget.
+        #: URLs above its best (Frontier.pop); a slot handed a request and not
+        #: yet answered 2xx (dead: every fetch failed or answered an error —
+        #: links out of the web the crawl can reach — or its first answer still
+        #: to come) never does: a dead host gets one probe from the reach.
         self.reach = reach * self.window
         self._live_slots: set[str] = set()
         self._dead_slots: set[str] = set()
@@ -297,6 +298,8 @@ class FrontierScheduler(BaseScheduler):
             slot = default_slot_key(request)
             self._handed_out[request] = slot
             self._handed_per_slot[slot] += 1
+            if self.reach > self.window and slot not in self._live_slots:
+                self._dead_slots.add(slot)  # tried, not yet proven: one probe, until a 2xx answers
             if slot in busy:  # every slot with requests was busy: it waits in its slot
                 self.counts.inc("scheduler/busy_slot")
         return request
