@@ -426,8 +426,10 @@ class FrontierScheduler(BaseScheduler):
             fetch.responded = True
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
-        if fetch is not None and self.reach > self.window:  # a page of the crawl's (not robots.txt)
-            self._host_answered(default_slot_key(request), 200 <= response.status < 300)
+        if fetch is not None and self.reach > self.window and 200 <= response.status < 300:  # not robots.txt
+            slot = default_slot_key(request)
+            self._live_slots.add(slot)  # proven: the reach may feed it
+            self._dead_slots.discard(slot)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)
@@ -452,26 +454,14 @@ class FrontierScheduler(BaseScheduler):
         if fetch.in_flight > 0:
             return
         del self._fetches[lease]
-        if not fetch.responded:
-            if self.budget is not None:
-                self.budget.settled()  # failed: its place in the budget is free again
-            if self.reach > self.window and not request.meta.get(keys.REFUSED):
-                self._host_answered(default_slot_key(request), False)  # no answer at all
+        if self.budget is not None and not fetch.responded:
+            self.budget.settled()  # failed: its place in the budget is free again
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
             self.frontier.ack(lease)
         if self.batches is not None:
             self.batches.finished(lease)
-
-    def _host_answered(self, slot: str, ok: bool) -> None:
-        """A slot is live once one of its pages answered 2xx, dead while
-        every fetch of it failed or answered an error."""
-        if ok:
-            self._live_slots.add(slot)
-            self._dead_slots.discard(slot)
-        elif slot not in self._live_slots:
-            self._dead_slots.add(slot)
 
     # -- re-scoring and stats ------------------------------------------------------
 
