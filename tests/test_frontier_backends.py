@@ -354,7 +354,7 @@ def test_the_redis_bloom_filter_never_refetches_and_its_false_positive_rate_is_t
 
 
 def test_a_redis_bloom_filter_bigger_than_a_redis_string_is_refused_with_a_clear_error() -> None:
-    from crawlproject.distributed.frontier import bloom_bits
+    from crawlproject.distributed.connection import bloom_bits
 
     assert bloom_bits(10_000_000, 1e-4) == 191_701_168  # 24 MB in Redis
     with pytest.raises(ValueError, match="largest string"):

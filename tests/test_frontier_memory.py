@@ -292,7 +292,7 @@ def test_stale_tuples_are_compacted() -> None:
     frontier = MemoryFrontier(100)
     for round_ in range(20_000):
         frontier.push("http://h/x", float(round_))  # raised every time
-    assert frontier._heap_items < 10_000  # noqa: SLF001 (the compaction promise)
+    assert frontier._order.size < 10_000  # noqa: SLF001 (the compaction promise)
     assert frontier.pop().score == 19_999.0  # type: ignore[union-attr]
 
 
@@ -322,7 +322,7 @@ def test_the_eviction_heap_stays_bounded_when_the_frontier_cycles_full() -> None
         frontier.ack(entry.key)
         frontier.push(f"http://h/n{i}", rng.random())
     assert len(frontier) == 1000
-    lowest = frontier._lowest  # noqa: SLF001 (the promise is about this heap)
+    lowest = frontier._bound._lowest  # noqa: SLF001 (the promise is about this heap)
     assert lowest is not None and len(lowest) <= 3 * 1000 + 4096, len(lowest)
 
 

@@ -90,7 +90,7 @@ class RedisBackend:
         return merged
 
     def add_label(self, url: str, relevant: bool) -> dict[str, Any]:
-        from crawlproject.distributed.frontier import fingerprint
+        from crawlproject.distributed.wire import fingerprint
 
         key = canonicalize(url)
         if not self.client.sismember(f"{self.key}:fetched", fingerprint(key)):

@@ -34,28 +34,32 @@ Worker-local: the prefetched URLs, the push buffer, the strategy's state
 from __future__ import annotations
 
 import logging
-import math
-import pickle
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
-import xxhash
-from redis.exceptions import NoScriptError
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task, threads
 
 from crawlproject import config
-from crawlproject.config import DEFAULTS, SettingsError
-from crawlproject.distributed import scripts
-from crawlproject.frontier.base import FrontierEntry, PushOutcome, host_share, within_reach
-from crawlproject.frontier.items import split_origin
+from crawlproject.config import DEFAULTS
+from crawlproject.distributed import scan
+from crawlproject.distributed.connection import (
+    configure_seen_set,
+    reachable_redis,
+    warn_without_persistence,
+)
+from crawlproject.distributed.outbox import Outbox
+from crawlproject.distributed.prefetch import Prefetched
+from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
+from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.scrapy_private import wake_engine
+
+__all__ = ["FRONTIER_LOST", "FrontierLost", "RedisFrontier", "fingerprint", "reachable_redis", "redis_key"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Container
@@ -82,25 +86,6 @@ class FrontierLost(RuntimeError):
     """The shared frontier was wiped or replaced while this worker used it."""
 
 
-def reachable_redis(settings: Any, connect: Callable[[Any], Any]) -> Any:
-    """The Redis of ``REDIS_URL`` (or ``REDIS_HOST``/``REDIS_PORT``), once it
-    answered a PING; else one line saying why and what to do (a crawl that
-    cannot reach its frontier must not start)."""
-    from redis.exceptions import RedisError
-
-    url = settings.get("REDIS_URL") or f"redis://{settings.get('REDIS_HOST', 'localhost')}:{settings.get('REDIS_PORT', 6379)}"
-    try:
-        server = connect(settings)
-    except ValueError as exc:
-        raise SettingsError(f"REDIS_URL {url!r} is not a Redis URL ({exc}); e.g. redis://127.0.0.1:6379/0") from None
-    try:
-        server.ping()
-    except RedisError as exc:
-        raise SettingsError(f"the shared frontier's Redis at {url} does not answer ({exc}): start it, or set "
-                            "REDIS_URL to where it runs") from None
-    return server
-
-
 def _close_on_loss(crawler: Crawler, reason: str) -> None:
     from scrapy.utils.defer import deferred_from_coro
 
@@ -108,12 +93,6 @@ def _close_on_loss(crawler: Crawler, reason: str) -> None:
         crawler.stats.set_value("frontier/lost", reason)
     if crawler.engine is not None:
         deferred_from_coro(crawler.engine.close_spider_async(reason=FRONTIER_LOST))
-
-
-def fingerprint(text: str) -> str:
-    """A key's fingerprint in Redis: 60 bits of XXH3, hex (as the memory
-    frontier's, so a frontier can move between them)."""
-    return format(xxhash.xxh3_64_intdigest(text.encode()) >> 4, "015x")
 
 
 def redis_key(settings: Any, spider_name: str) -> str:
@@ -153,12 +132,8 @@ class RedisFrontier:
         self.in_thread = in_thread
         self.round_trips = 0
         self._scripts = Scripts(server, ("PUSH", "POP", "SETTLE", "CLAIM", "RENEW", "RESCORE"))
-        self._pushes: list[tuple[Any, ...]] = []
-        self._batch_payloads: set[str] = set()  # payload ids the buffered pushes send
-        self._payload_ids: dict[int, tuple[Any, str, bytes]] = {}  # id(payload) → payload, id, blob
-        self._settles: list[str] = []
-        self._prefetched: deque[FrontierEntry] = deque()
-        self._batch_hosts: list[str] = []  # hosts this worker's current diversity batch has used
+        self._outbox = Outbox(fifo, max_size, host_cap)
+        self._prefetched = Prefetched(fifo)
         self._held: dict[str, float] = {}  # fingerprint → score of the URLs this worker leases
         self._sampling: Deferred[Any] | None = None  # a sample of the queue's scores on its way (off the reactor)
         self._last_sample: list[float] = []
@@ -179,7 +154,6 @@ class RedisFrontier:
         self._io_again = False  # more to send once it lands
         self._io_pop = 0  # URLs the next round trip should pop
         self._io_failures = 0
-        self._claims: list[tuple[str, list[Any]]] = []  # redirect targets claimed, not sent yet
         self._counted_at = 0.0  # when the counts were last read
         self._idle_asked_at = 0.0  # when an idle check last asked for fresh counts
         self._renewal_due = False  # the next round trip renews this worker's leases
@@ -226,34 +200,19 @@ class RedisFrontier:
     def open(self) -> None:
         if self.flush_on_start:
             self.clear()
-        self._configure_seen_set()
+        if self.seen is not None:
+            configure_seen_set(self.server, self.key, self.seen)
+            self.round_trips += 2
         self.server.set(f"{self.key}:crawl", uuid.uuid4().hex, nx=True)
         identity = self.server.get(f"{self.key}:crawl")
         self.identity = identity.decode() if isinstance(identity, bytes) else identity
-        self._warn_without_persistence()
+        warn_without_persistence(self.server, self.key)
         self._queued = self._count_pending()
         if self._queued:
             logger.info("Joining the shared frontier %(key)s: %(queued)d URLs queued or leased",
                         {"key": self.key, "queued": self._queued})
         self._renewal = task.LoopingCall(self._renew)
         self._renewal.start(min(_FLUSH_SECONDS * 5, self.lease_ms / 3000), now=False)
-
-    def _configure_seen_set(self) -> None:
-        """The first worker fixes the shared Bloom filter's shape; the others
-        use it (and say so when their own settings differ)."""
-        if self.seen is None:
-            return
-        exact, capacity, error = self.seen
-        bits = bloom_bits(capacity, error)
-        wanted = {"exact": exact, "bits": bits, "hashes": max(1, round(bits / capacity * math.log(2)))}
-        config_key = f"{self.key}:bloomcfg"
-        for field, value in wanted.items():
-            self.server.hsetnx(config_key, field, value)
-        kept = {k.decode(): int(v) for k, v in self.server.hgetall(config_key).items()}
-        self.round_trips += 2
-        if kept != wanted:
-            logger.warning("The shared frontier %s keeps the seen set its first worker configured (%s), not this "
-                           "worker's FOCUS_SEEN_* (%s)", self.key, kept, wanted)
 
     def close(self) -> Deferred[None] | None:
         """Give back what this worker leases and send what is buffered; off
@@ -288,14 +247,14 @@ class RedisFrontier:
         """Every lease this worker holds, released in the buffers (not fetched: back for anyone)."""
         self._give_back_prefetched()
         for fp in list(self._held):
-            self._settle("release", fp, "")
+            self._outbox.settle("release", fp)
         self._held.clear()
 
     def _close_in_thread(self, commands: list[tuple[str, list[Any]]]) -> tuple[list[Any], int]:
         results = self._execute(commands)
         return results, (self._pending_in_thread() if not self.persist else 0)
 
-    def _closed(self, landed: tuple[list[Any], int], calls: _Calls) -> None:
+    def _closed(self, landed: tuple[list[Any], int], calls: RoundTrip) -> None:
         results, pending = landed
         self._apply(results, calls)
         self._end_if_drained(pending)
@@ -320,7 +279,7 @@ class RedisFrontier:
         """Send the buffered pushes, then the settlements (in that order: a
         page's links are queued before its lease is acknowledged), in one
         round trip — off the reactor in a crawl."""
-        if self._pushes or self._settles or self._claims:
+        if self._outbox:
             self._round_trip()
 
     def _round_trip(self, pop: int = 0) -> None:
@@ -339,24 +298,22 @@ class RedisFrontier:
         self._io = self.in_thread(self._execute, calls.commands)
         self._io.addCallbacks(self._landed, self._failed, callbackArgs=(calls,), errbackArgs=(calls,))
 
-    def _landed(self, results: list[Any], calls: _Calls) -> None:
+    def _landed(self, results: list[Any], calls: RoundTrip) -> None:
         self._io = None
         self._io_failures = 0
         before = len(self._prefetched)
         self._apply(results, calls)
         if self._closing:  # landed while closing: close gives back what it leased
             return
-        if self._io_again or self._pushes or self._settles or self._claims:
+        if self._io_again or self._outbox:
             self._round_trip()
         if len(self._prefetched) > before and self.wake is not None:
             self.wake()
 
-    def _failed(self, failure: Any, calls: _Calls) -> None:
+    def _failed(self, failure: Any, calls: RoundTrip) -> None:
         """Redis away: keep what was not sent, in order, and try again."""
         self._io = None
-        self._pushes = calls.pushes + self._pushes
-        self._settles = calls.settles + self._settles
-        self._claims = calls.claims + self._claims
+        self._outbox.put_back(calls)
         self._io_pop = max(self._io_pop, calls.pop)
         self._renewal_due = self._renewal_due or calls.renew
         self._io_failures += 1
@@ -372,28 +329,12 @@ class RedisFrontier:
         calls = self._calls(pop)
         self._apply(self._execute(calls.commands), calls)
 
-    def _calls(self, pop: int) -> _Calls:
+    def _calls(self, pop: int) -> RoundTrip:
         """What the next round trip sends, taken out of the buffers."""
-        commands: list[tuple[str, list[Any]]] = []
-        if self._pushes:
-            arguments: list[Any] = [self.max_size, self.host_cap]
-            for push in self._pushes:
-                arguments.extend(push)
-            commands.append(("PUSH", arguments))
-        if self._settles:
-            commands.append(("SETTLE", [_now_ms(), self.host_cap, *self._settles]))
-        for _, claim in self._claims:
-            commands.append(("CLAIM", claim))
-        renew = self._renewal_due and bool(self._held)
-        if renew:
-            commands.append(("RENEW", [_now_ms() + self.lease_ms, *self._held]))
+        renew = (now_ms() + self.lease_ms, list(self._held)) if self._renewal_due and self._held else None
         self._renewal_due = False
-        if pop:
-            commands.append(("POP", [_now_ms(), self.host_cap, pop, self.lease_ms, self.host_batch, *self._batch_hosts]))
-        calls = _Calls(commands, self._pushes, self._settles, self._claims, pop, renew)
-        self._pushes, self._settles, self._claims = [], [], []
-        self._batch_payloads.clear()
-        return calls
+        popping = [pop, self.lease_ms, self.host_batch, *self._prefetched.batch_hosts] if pop else None
+        return self._outbox.take(popping, renew)
 
     def _execute(self, commands: list[tuple[str, list[Any]]]) -> list[Any]:
         """The network part (safe in a thread: it touches no state but the
@@ -408,7 +349,7 @@ class RedisFrontier:
 
         return self._scripts.execute(build)
 
-    def _apply(self, results: list[Any], calls: _Calls) -> None:
+    def _apply(self, results: list[Any], calls: RoundTrip) -> None:
         self.round_trips += 1
         self._last_send = self._counted_at = time.monotonic()
         at = 0
@@ -447,23 +388,11 @@ class RedisFrontier:
             logger.error("%s", self.lost)
             self._prefetched.clear()
             self._held.clear()
-            self._pushes, self._settles, self._claims = [], [], []
+            self._outbox.clear()
             if self.on_lost is None:
                 raise FrontierLost(self.lost)
             self.on_lost(self.lost)
         return True
-
-    def _warn_without_persistence(self) -> None:
-        try:
-            found = {**self.server.config_get("appendonly"), **self.server.config_get("save")}
-        except Exception:  # noqa: BLE001 (CONFIG may be disabled on a managed Redis: nothing to say then)
-            return
-        found = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-                 for k, v in found.items()}
-        if found.get("appendonly") == "no" and not found.get("save"):
-            logger.warning(
-                "The Redis of the shared frontier %s keeps nothing on disk (appendonly no, save ''): a restart "
-                "wipes the frontier, and the workers then stop. Set appendonly yes (docs/distributed.md)", self.key)
 
     # -- the frontier contract ------------------------------------------------------
 
@@ -478,35 +407,9 @@ class RedisFrontier:
         start: bool = False,
     ) -> PushOutcome:
         """Buffered: the outcome is known at the next flush (counted in stats)."""
-        pid, blob = self._payload_id(payload)
-        if blob:
-            if pid in self._batch_payloads:
-                blob = b""  # sent once per batch
-            else:
-                self._batch_payloads.add(pid)
-        found = url if url is not None and url != key else ""
-        key_fingerprint = fingerprint(key)
-        self._pushes.append((
-            key_fingerprint, _tail(key, found), "0" if self.fifo else repr(-(score + 0.0)),
-            pid, blob, "1" if force else "0", fingerprint(found) if found else key_fingerprint,
-        ))
-        if len(self._pushes) >= self.batch:
+        if self._outbox.push(key, score, payload, force, url) >= self.batch:
             self._round_trip()
         return PushOutcome.PENDING
-
-    def _payload_id(self, payload: Any) -> tuple[str, bytes]:
-        """The payload's id and serialisation (remembered by identity: a
-        page's links share one payload object)."""
-        if payload is None:
-            return scripts.NO_PAYLOAD, b""
-        known = self._payload_ids.get(id(payload))
-        if known is None or known[0] is not payload:
-            blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-            known = (payload, format(xxhash.xxh3_64_intdigest(blob), "016x"), blob)
-            if len(self._payload_ids) >= _PAYLOADS_REMEMBERED:
-                self._payload_ids.clear()
-            self._payload_ids[id(payload)] = known
-        return known[1], known[2]
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
             reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
@@ -521,46 +424,13 @@ class RedisFrontier:
                 self._round_trip(pop=self.prefetch)
         elif not self._prefetched:
             self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
-        share, deepest = host_share(window), max(reach, window)
-        held: Counter[str] = Counter()  # the entries above, by host
-        capped = 0  # … each host's counted up to its share
-        for index, entry in enumerate(self._prefetched):
-            if window and index >= deepest:
-                return None
-            host = urlsplit(entry.url).hostname or ""
-            if skip and host in skip:
-                held[host] += 1
-                capped += held[host] <= share
-                continue
-            if window and index >= window:
-                if capped >= window or not within_reach(entry.score, self._prefetched[0].score,
-                                                        self._prefetched[window - 1].score):
-                    return None  # too far down: behind many hosts' URLs, or worth far less than the window's
-                if host in dead:
-                    held[host] += 1  # a dead host passed over
-                    capped += held[host] <= share
-                    continue
-            del self._prefetched[index]
-            return entry
-        return None if window or hold or not self._prefetched else self._prefetched.popleft()
+        return self._prefetched.take(skip, window, hold, reach, dead)
 
     def _fill(self, result: list[Any]) -> None:
-        dropped, popped, hosts = int(result[0]), int(result[1]), int(result[2])
+        dropped, leased = self._prefetched.fill(result)
         if dropped and self.stats is not None:
             self.stats.inc_value("frontier/host_cap_dropped", dropped)
-        self._batch_hosts = [host.decode() for host in result[3:3 + hosts]]
-        start = 3 + hosts
-        end = start + 3 * popped
-        tail = result[end:]
-        # one object per payload: the links of a page share it, as in memory
-        payloads = {tail[i].decode(): pickle.loads(tail[i + 1]) if tail[i + 1] else None  # noqa: S301 (our Redis)
-                    for i in range(0, len(tail), 2)}
-        for i in range(start, end, 3):
-            fp, score, entry = result[i].decode(), result[i + 1], result[i + 2].decode()
-            key, url, pid = parse_entry(entry)
-            entry = FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
-            self._held[fp] = entry.score
-            self._prefetched.append(entry)
+        self._held.update(leased)
 
     def claim(
         self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
@@ -568,19 +438,20 @@ class RedisFrontier:
         """Off the reactor the claim is sent with the next round trip and
         granted at once: a target another worker claimed first may be
         fetched twice (``frontier/claim_lost``), never lost."""
-        pid, blob = self._payload_id(payload)
+        pid, blob = self._outbox.payload_id(payload)
         fp = fingerprint(key)
         if fp in self._held:
             return False
-        arguments = [_now_ms(), self.host_cap, self.lease_ms, fp, _tail(key, url if url and url != key else ""),
+        arguments = [now_ms(), self.host_cap, self.lease_ms, fp, entry_tail(key, url if url and url != key else ""),
                      repr(-(score + 0.0)), pid, blob]
         if self.asynchronous:
             self._held[fp] = score
-            self._claims.append((fp, arguments))
+            self._outbox.claim(fp, arguments)
             self._round_trip()
             return True
         self.flush()
-        granted = self._run("CLAIM", arguments)
+        self.round_trips += 1
+        granted = self._scripts.run("CLAIM", self.key, arguments)
         if granted:
             self._held[fp] = score
         return bool(granted)
@@ -588,21 +459,21 @@ class RedisFrontier:
     def ack(self, key: str) -> None:
         fp = fingerprint(key)
         self._held.pop(fp, None)
-        self._settle("ack", fp, "")
+        self._outbox.settle("ack", fp)
         # A page done: its links and its lease go together, in order, within
         # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
-        if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._settles) >= 3 * self.batch:
+        if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._outbox.settles) >= 3 * self.batch:
             self._round_trip()
 
     def release(self, key: str) -> None:
         fp = fingerprint(key)
         self._held.pop(fp, None)
-        self._settle("release", fp, "")
+        self._outbox.settle("release", fp)
 
     def refuse(self, key: str, url: str) -> None:
         fp = fingerprint(key)
         self._held.pop(fp, None)
-        self._settle("refuse", fp, fingerprint(url))
+        self._outbox.settle("refuse", fp, fingerprint(url))
         self._round_trip()
 
     def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
@@ -617,80 +488,36 @@ class RedisFrontier:
         self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
         if keys is not None and self.in_thread is None:
-            self._rescore_keys(scorer, list(keys))  # a few: three round trips and a script call
+            self.round_trips += scan.rescore_keys(self.server, self.key, self._scripts, scorer, list(keys))
             return
         if keys is not None:
             assert self.in_thread is not None
-            self.in_thread(self._rescore_keys, scorer, list(keys)).addErrback(
-                lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value)
+            self.in_thread(scan.rescore_keys, self.server, self.key, self._scripts, scorer, list(keys)).addCallbacks(
+                self._count_trips, lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value)
             )
             return
         if self.in_thread is None:
-            self.round_trips += self._rescore_all(scorer)
+            self.round_trips += scan.rescore_all(self.server, self.key, self._scripts, scorer, self._stopping)
             return
         if self._rescoring is not None:
             self._next_scorer = scorer
             return
-        self._rescoring = self.in_thread(self._rescore_all, scorer)
+        self._rescoring = self.in_thread(scan.rescore_all, self.server, self.key, self._scripts, scorer, self._stopping)
+        self._rescoring.addCallback(self._count_trips)
         self._rescoring.addErrback(lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value))
         self._rescoring.addBoth(self._rescored)
+
+    def _stopping(self) -> bool:
+        return self._closing
+
+    def _count_trips(self, trips: int) -> None:
+        self.round_trips += trips
 
     def _rescored(self, _: Any) -> None:
         self._rescoring = None
         scorer, self._next_scorer = self._next_scorer, None
         if scorer is not None:
             self.rescore(scorer)
-
-    def _rescore_keys(self, scorer: Callable[[str, float, Any], float], keys: list[str]) -> None:
-        """Re-score the queued ones of *keys*: entries, scores and payloads
-        in three round trips, the new scores in one script call."""
-        found = self.server.hmget(f"{self.key}:entries", [fingerprint(key) for key in keys])
-        entries = [entry for entry in found if entry]
-        if not entries:
-            return
-        members = [entry[:27] for entry in entries]  # the queue member leads every entry
-        scores = self.server.zmscore(f"{self.key}:queue", members)
-        parsed = [parse_entry(entry.decode()) for entry in entries]
-        pids = list({fields[2] for fields in parsed} - {scripts.NO_PAYLOAD})
-        blobs = dict(zip(pids, self.server.hmget(f"{self.key}:payloads", pids), strict=True)) if pids else {}
-        self.round_trips += 3
-        updates: list[Any] = []
-        for member, score, (key, _, pid) in zip(members, scores, parsed, strict=True):
-            if score is None:
-                continue
-            blob = blobs.get(pid)
-            payload = pickle.loads(blob) if blob else None  # noqa: S301 (our Redis)
-            updates += [member, repr(-(float(scorer(key, -float(score), payload)) + 0.0))]
-        if updates:
-            self._run("RESCORE", updates)
-
-    def _rescore_all(self, scorer: Callable[[str, float, Any], float]) -> int:
-        """The re-score itself (in a thread): scan, score, write back."""
-        payloads: dict[str, Any] = {scripts.NO_PAYLOAD: None}
-        cursor, trips = 0, 0
-        while True:
-            cursor, chunk = self.server.zscan(f"{self.key}:queue", cursor, count=1000)
-            trips += 1
-            if chunk:
-                members = [member for member, _ in chunk]
-                found = self.server.hmget(f"{self.key}:entries", [member[12:] for member in members])
-                trips += 1
-                parsed = [parse_entry(entry.decode()) if entry else None for entry in found]
-                wanted = list({fields[2] for fields in parsed if fields} - payloads.keys())
-                if wanted:
-                    blobs = self.server.hmget(f"{self.key}:payloads", wanted)
-                    trips += 1
-                    for pid, blob in zip(wanted, blobs, strict=True):
-                        payloads[pid] = pickle.loads(blob) if blob else None  # noqa: S301 (trusted)
-                updates: list[Any] = []
-                for (member, score), fields in zip(chunk, parsed, strict=True):
-                    if fields is not None:
-                        key, _, pid = fields
-                        updates += [member, repr(-(float(scorer(key, -float(score), payloads.get(pid))) + 0.0))]
-                if updates:
-                    self._run("RESCORE", updates)  # counts its own round trip
-            if cursor == 0 or self._closing:
-                return trips
 
     def sample_scores(self, count: int) -> list[float]:
         """Off the reactor, the sample the last draw brought (none before the
@@ -700,19 +527,12 @@ class RedisFrontier:
             return []
         if not self.asynchronous:
             self.round_trips += 1
-            return self._draw_sample(count)
+            return scan.draw_sample(self.server, self.key, count)
         if self._sampling is None:
             assert self.in_thread is not None
-            self._sampling = self.in_thread(self._draw_sample, count)
+            self._sampling = self.in_thread(scan.draw_sample, self.server, self.key, count)
             self._sampling.addCallbacks(self._sampled, self._sample_failed)
         return list(self._last_sample)
-
-    def _draw_sample(self, count: int) -> list[float]:
-        """The network part (safe in a thread: it touches no state)."""
-        drawn = self.server.zrandmember(f"{self.key}:queue", count, withscores=True) or []
-        if drawn and not isinstance(drawn[0], list | tuple):  # RESP2: member, score, member, score…
-            drawn = list(zip(drawn[::2], drawn[1::2], strict=True))
-        return [-float(score) for _, score in drawn]
 
     def _sampled(self, scores: list[float]) -> None:
         self._sampling, self._last_sample = None, scores
@@ -740,12 +560,11 @@ class RedisFrontier:
 
     def queued_keys(self) -> set[str]:
         """Every key queued in the shared frontier (for inspection and tests)."""
-        return {parse_entry(entry.decode())[0] for entry in self.server.hvals(f"{self.key}:entries")}
+        return scan.queued_keys(self.server, self.key)
 
     def leased_keys(self) -> set[str]:
         """Every key leased by any worker (for inspection and tests)."""
-        values = self.server.hvals(f"{self.key}:leased")
-        return {parse_entry(value.decode().split("\0", 1)[1])[0] for value in values}
+        return scan.leased_keys(self.server, self.key)
 
     def _spider_idle(self) -> None:
         """The worker has nothing to do: it ends only once the shared frontier
@@ -757,7 +576,7 @@ class RedisFrontier:
             return
         if self.asynchronous:
             fresh = self._counted_at > self._idle_asked_at  # counts read since the last idle check asked
-            if self._pushes or self._settles or self._claims or not fresh:
+            if self._outbox or not fresh:
                 self._idle_asked_at = time.monotonic()
                 self._round_trip(pop=self.prefetch)
                 raise DontCloseSpider
@@ -778,21 +597,12 @@ class RedisFrontier:
 
     # -- internals -------------------------------------------------------------------
 
-    def _settle(self, action: str, fp: str, url_fp: str) -> None:
-        self._settles += [action, fp, url_fp]
-
-    def _run(self, name: str, arguments: list[Any]) -> Any:
-        """One script alone: one round trip."""
-        self.round_trips += 1
-        return self._scripts.execute(lambda pipe: self._scripts.call(pipe, name, self.key, arguments))[0]
-
     def _give_back_prefetched(self) -> None:
         for entry in self._prefetched:
             fp = fingerprint(entry.key)
             self._held.pop(fp, None)
-            self._settle("release", fp, "")
+            self._outbox.settle("release", fp)
         self._prefetched.clear()
-        self._batch_hosts = []
 
     def _count_pending(self) -> int:
         self.round_trips += 1
@@ -815,7 +625,8 @@ class RedisFrontier:
             return
         try:
             if self._held:
-                self._run("RENEW", [_now_ms() + self.lease_ms, *self._held])
+                self.round_trips += 1
+                self._scripts.run("RENEW", self.key, [now_ms() + self.lease_ms, *self._held])
             self.flush()
             if not self._prefetched:
                 self._queued = self._count_pending()
@@ -837,77 +648,5 @@ class RedisFrontier:
 
 
 _FLUSH_SECONDS = 0.2
-#: Payload objects whose serialisation is remembered (a page's links share one).
-_PAYLOADS_REMEMBERED = 4096
 
 
-def bloom_bits(capacity: int, error: float) -> int:
-    """Bits of a Bloom filter holding *capacity* items at false-positive rate
-    *error*: n·ln(1/p)/ln(2)², at most Redis's largest string (2³² bits)."""
-    bits = math.ceil(capacity * math.log(1 / error) / math.log(2) ** 2)
-    if bits > 2**32:
-        raise ValueError(f"a Redis Bloom filter of {capacity:,} URLs at {error} needs {bits:,} bits, over Redis's "
-                         "largest string (2^32 bits): lower FOCUS_SEEN_BLOOM_CAPACITY or raise FOCUS_SEEN_BLOOM_ERROR")
-    return bits
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _tail(key: str, url: str) -> str:
-    """An entry's variable part: origin \\0 key \\0 url ('' when the key).
-    NUL separates fields, so a NUL in a URL travels percent-encoded (as
-    any client would send it)."""
-    if "\0" in key or "\0" in url:
-        key, url = key.replace("\0", "%00"), url.replace("\0", "%00")
-    return f"{split_origin(key.encode())[0].decode()}\0{key}\0{url}"
-
-
-def parse_entry(entry: str) -> tuple[str, str, str]:
-    """key, url ('' when the key), payload id of an entry (crawlproject.distributed.scripts)."""
-    _, key, url = entry[scripts.MEMBER_BYTES + scripts.PID_BYTES:].split("\0")
-    return key, url, entry[scripts.MEMBER_BYTES:scripts.MEMBER_BYTES + scripts.PID_BYTES]
-
-
-class _Calls(NamedTuple):
-    """One round trip: its commands, and the buffers they were made of (put
-    back, in order, if it fails)."""
-
-    commands: list[tuple[str, list[Any]]]
-    pushes: list[tuple[Any, ...]]
-    settles: list[str]
-    claims: list[tuple[str, list[Any]]]
-    pop: int
-    renew: bool = False
-
-
-class Scripts:
-    """The frontier's Lua scripts, run by SHA inside pipelines (redis-py's
-    ``Script`` objects ask ``SCRIPT EXISTS`` on every pipeline: a second
-    round trip each time); loaded again if Redis forgot them (a restart)."""
-
-    def __init__(self, server: Any, names: tuple[str, ...]):
-        self.server = server
-        self.sources = {name: getattr(scripts, name) for name in names}
-        self.shas: dict[str, str] = {}
-
-    def call(self, pipe: Any, name: str, key: str, arguments: list[Any]) -> None:
-        pipe.evalsha(self.shas[name], 1, key, *arguments)
-
-    def execute(self, build: Callable[[Any], None]) -> list[Any]:
-        """Run the commands *build* puts in a pipeline; one round trip."""
-        if not self.shas:
-            self._load()
-        pipe = self.server.pipeline(transaction=False)
-        build(pipe)
-        try:
-            return list(pipe.execute())
-        except NoScriptError:  # Redis restarted: every script is gone, none ran
-            self._load()
-            pipe = self.server.pipeline(transaction=False)
-            build(pipe)
-            return list(pipe.execute())
-
-    def _load(self) -> None:
-        self.shas = {name: self.server.script_load(source) for name, source in self.sources.items()}

@@ -22,6 +22,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from crawlproject.frontier.items import HEADER
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue (fp INTEGER PRIMARY KEY, item BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS fetched (fp INTEGER PRIMARY KEY, origin INTEGER NOT NULL);
@@ -58,6 +60,7 @@ class FrontierJournal:
         self._payloads: dict[int, bytes] = {}
         self._origins: list[tuple[int, bytes]] = []
         self._slots: list[tuple[int, str]] = []
+        self._unsaved: set[int] = set()  # payload indices that cannot be pickled
         self.pending = 0
 
     def _check_version(self) -> None:
@@ -69,10 +72,15 @@ class FrontierJournal:
 
     # -- changes, buffered in order ----------------------------------------------
 
-    def queued(self, fp: int, item: bytes) -> None:
+    def queued(self, fp: int, item: bytes) -> bool:
+        """Whether *item* is saved: not when its payload cannot be (its URL is
+        then lost to a resumed crawl, and the caller counts it)."""
+        if HEADER.unpack_from(item)[2] in self._unsaved:
+            return False
         self._deletes.discard(fp)
         self._upserts[fp] = item
         self.pending += 1
+        return True
 
     def dequeued(self, fp: int) -> None:
         """Evicted, or taken out by a claim that rewrites it."""
@@ -89,7 +97,12 @@ class FrontierJournal:
         self._refused.append(url_fp)
 
     def payload(self, index: int, payload: Any) -> None:
-        self._payloads[index] = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self._payloads[index] = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+            self._unsaved.add(index)  # e.g. a Request whose callback is a lambda
+        else:
+            self._unsaved.discard(index)
 
     def origin(self, index: int, origin: bytes) -> None:
         self._origins.append((index, origin))
@@ -134,7 +147,8 @@ class FrontierJournal:
         db = self._db
         db.execute("BEGIN")
         db.execute("DELETE FROM queue")
-        db.executemany("INSERT INTO queue VALUES (?, ?)", items.items())
+        db.executemany("INSERT INTO queue VALUES (?, ?)",
+                       ((fp, item) for fp, item in items.items() if HEADER.unpack_from(item)[2] not in self._unsaved))
         db.execute("COMMIT")
 
     # -- reading -------------------------------------------------------------------------

@@ -18,8 +18,11 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from crawlproject.config import SettingsError
+from crawlproject.frontier.items import COUNTER_LIMIT, START_TIER, tie_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy.settings import BaseSettings
 
 _LIFO = (queuelib_queues.LifoMemoryQueue, queuelib_queues.LifoDiskQueue, queuelib_queues.LifoSQLiteQueue)
@@ -56,3 +59,32 @@ def _is_lifo(settings: BaseSettings, name: str) -> bool:
         f"{name}={path!r} is neither a LIFO nor a FIFO queue (queuelib's or Scrapy's): the frontier "
         "orders requests of equal score as one of them; set it to scrapy.squeues.LifoMemoryQueue or FifoMemoryQueue"
     )
+
+
+class TieKeys:
+    """The memory frontier's tie keys: a push counter, arranged as
+    :func:`crawlproject.frontier.items.tie_of` says for the order in force."""
+
+    def __init__(self, lifo: bool, start_lifo: bool | None):
+        self.lifo = lifo
+        self.start_lifo = start_lifo
+        self.counter = 0  # pushes so far
+
+    def next(self, start: bool) -> int:
+        counter = self.counter
+        self.counter = counter + 1
+        if start and self.start_lifo is not None:
+            return tie_of(counter, self.start_lifo, start_tier=True)
+        return tie_of(counter, self.lifo)
+
+    def resume_after(self, ties: Iterable[int]) -> None:
+        """Continue after the saved *ties* (a resumed crawl's queue)."""
+        self.counter = max((self._counter_of(tie) for tie in ties), default=-1) + 1
+
+    def _counter_of(self, tie: int) -> int:
+        """The push counter a saved tie key was made from (under today's order)."""
+        start = bool(tie & START_TIER) and self.start_lifo is not None
+        low = tie & (START_TIER - 1)
+        lifo = self.start_lifo if start else self.lifo
+        counter = COUNTER_LIMIT - 1 - low if lifo else low
+        return counter if counter < COUNTER_LIMIT // 2 else 0  # saved under another order: restart

@@ -1,0 +1,86 @@
+"""The URLs a worker leased ahead from the shared frontier, best first, and the
+rule that hands them out (Frontier.pop): the best of a host that can take a
+request now, under the pages objective only among the window's first — or
+within the reach when the URLs above are held by few busy hosts.
+
+The POP script leases them in the shared queue's order; the rule here is the
+memory frontier's (crawlproject.frontier.slot_queue), counted within what
+was prefetched.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter, deque
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from crawlproject.distributed.wire import parse_entry
+from crawlproject.frontier.base import FrontierEntry, host_share, within_reach
+
+if TYPE_CHECKING:
+    from collections.abc import Container, Iterator
+
+
+class Prefetched:
+    """The entries a POP brought, waiting to be handed out."""
+
+    def __init__(self, fifo: bool):
+        self.fifo = fifo
+        self._entries: deque[FrontierEntry] = deque()
+        #: The hosts the worker's current diversity batch has used (the POP script's).
+        self.batch_hosts: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[FrontierEntry]:
+        return iter(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.batch_hosts = []
+
+    def take(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
+             reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
+        """The entry the rule allows, out of the prefetch; None if none."""
+        entries = self._entries
+        share, deepest = host_share(window), max(reach, window)
+        held: Counter[str] = Counter()  # the entries above, by host
+        capped = 0  # … each host's counted up to its share
+        for index, entry in enumerate(entries):
+            if window and index >= deepest:
+                return None
+            host = urlsplit(entry.url).hostname or ""
+            passed_over = bool(skip) and host in skip
+            if not passed_over and window and index >= window:
+                if capped >= window or not within_reach(entry.score, entries[0].score, entries[window - 1].score):
+                    return None  # too far down: behind many hosts' URLs, or worth far less than the window's
+                passed_over = host in dead  # a dead host is passed over
+            if passed_over:
+                held[host] += 1
+                capped += held[host] <= share
+                continue
+            del entries[index]
+            return entry
+        return None if window or hold or not entries else entries.popleft()
+
+    def fill(self, result: list[Any]) -> tuple[int, list[tuple[str, float]]]:
+        """Add what a POP brought: returns the URLs its host cap dropped, and
+        the (fingerprint, score) of each URL leased."""
+        dropped, popped, hosts = int(result[0]), int(result[1]), int(result[2])
+        self.batch_hosts = [host.decode() for host in result[3:3 + hosts]]
+        start = 3 + hosts
+        end = start + 3 * popped
+        tail = result[end:]
+        # one object per payload: the links of a page share it, as in memory
+        payloads = {tail[i].decode(): pickle.loads(tail[i + 1]) if tail[i + 1] else None  # noqa: S301 (our Redis)
+                    for i in range(0, len(tail), 2)}
+        leased = []
+        for i in range(start, end, 3):
+            fp, score, entry = result[i].decode(), result[i + 1], result[i + 2].decode()
+            key, url, pid = parse_entry(entry)
+            taken = FrontierEntry(key, 0.0 if self.fifo else -float(score), payloads.get(pid), url or key)
+            leased.append((fp, taken.score))
+            self._entries.append(taken)
+        return dropped, leased

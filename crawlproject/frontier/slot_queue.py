@@ -1,0 +1,216 @@
+"""The memory frontier's order: a heap of items per download slot, a heap of
+slots keyed by their best item, batches of distinct slots, and the rule that
+picks which slot's best goes next (docs/methods.md §1; Frontier.pop).
+
+A pop takes the best item of a slot that can take a request now (the
+scheduler names the busy ones), and with a batch of k > 1 a slot not used
+yet in the current batch, so every k consecutive pops come from k distinct
+slots. Under the pages objective (a *window*) a free slot's best goes only
+when it ranks among the window's best — or within the *reach* when the URLs
+above it are held by few busy slots.
+
+The queue holds items only; which of them are still their URL's place in the
+queue (not stale copies a re-score or an eviction left) is the owner's
+business: it is asked through *live*, and decides through *take* whether a
+popped item is leased after all.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+from crawlproject.frontier.base import host_share, within_reach
+from crawlproject.frontier.items import HEADER, ItemTables, score_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Container, Iterable
+
+
+class SlotQueue:
+    """Heaps of items by download slot, popped best first under the
+    diversity, window and reach rules.
+
+    :param host_batch: k, the number of distinct download slots per batch of pops.
+    :param slot_names: the slot keys by index (ItemTables.slot_names).
+    :param live: whether an item is still its URL's place in the queue.
+    """
+
+    def __init__(self, host_batch: int, tables: ItemTables, live: Callable[[bytes], bool]):
+        self.host_batch = host_batch
+        self._tables = tables
+        self._live = live
+        self._heaps: dict[int, list[bytes]] = {}  # slot → its heap of items
+        self._queue: list[tuple[bytes, int]] = []  # (a slot's best item, slot), best first
+        self._top: dict[int, bytes] = {}  # slot → the item it is queued under
+        self._resting: set[int] = set()  # slots already used in this batch
+        #: Items in the heaps, stale ones included (the owner compacts past a bound).
+        self.size = 0
+
+    def add(self, item: bytes) -> None:
+        self.size += 1
+        slot = ItemTables.slot_of(item)
+        heap = self._heaps.get(slot)
+        if heap is None:
+            heap = self._heaps[slot] = []
+        heapq.heappush(heap, item)
+        if slot not in self._resting:
+            top = self._top.get(slot)
+            if top is None or item < top:
+                self._queue_slot(slot, item)
+
+    def rebuild(self, items: Iterable[bytes]) -> None:
+        """Every heap anew from the live *items*, stale ones dropped."""
+        self._top = {}
+        self._queue = []
+        heaps: dict[int, list[bytes]] = {}
+        size = 0
+        for item in items:
+            slot = ItemTables.slot_of(item)
+            heap = heaps.get(slot)
+            if heap is None:
+                heap = heaps[slot] = []
+            heap.append(item)
+            size += 1
+        for slot, heap in heaps.items():
+            heapq.heapify(heap)
+            if slot not in self._resting:
+                self._queue_slot(slot, heap[0])
+        self._heaps = heaps
+        self.size = size
+
+    def only_heap(self) -> list[bytes] | None:
+        """The one slot's heap (stale items included) when a single slot holds
+        items: a list to sample from without copying the queue."""
+        return next(iter(self._heaps.values())) if len(self._heaps) == 1 else None
+
+    def pop(self, take: Callable[[bytes], bool], skip: Container[str] = (), window: int = 0,
+            hold: bool = False, reach: int = 0, dead: Container[str] = ()) -> bytes | None:
+        """The best live item the rules allow (Frontier.pop), out of its heap;
+        *take* says whether it is leased (False: dropped, and the next one is
+        tried)."""
+        queue, slots = self._queue, self._tables.slot_names
+        skipped: list[tuple[bytes, int]] = []  # busy slots (and free ones passed over), best first
+        try:
+            while True:
+                if queue:
+                    top, slot = heapq.heappop(queue)
+                    if self._top.get(slot) is not top:
+                        continue  # superseded by a better item of the same slot
+                    if skip and slots[slot] in skip:
+                        skipped.append((top, slot))
+                        continue
+                    if window and skipped:
+                        above, held_by_few = self._ranked_above(skipped, top, window, max(reach, window))
+                        if held_by_few and above >= window:
+                            held_by_few = within_reach(_score(top), _score(skipped[0][0]),
+                                                       _score(self._nth_best(skipped, window)))
+                        if above >= window and not (held_by_few and slots[slot] not in dead):
+                            skipped.append((top, slot))  # put back with the busy ones
+                            if held_by_few:
+                                continue  # a dead slot passed over: the next free one may go
+                            return None  # too far down: the best wait for their slots
+                elif self._end_batch(only_if_pending=True):
+                    continue  # only slots of the current batch had URLs: the batch ends early
+                elif skipped and not hold:
+                    top, slot = skipped.pop(0)  # every slot is busy: the best URL anyway
+                else:
+                    return None
+                del self._top[slot]
+                live = self._clean_top(slot)
+                if live is None:
+                    continue
+                if live is not top:
+                    self._queue_slot(slot, live)  # its best was evicted meanwhile
+                    continue
+                heapq.heappop(self._heaps[slot])
+                self.size -= 1
+                taken = take(top)
+                self._after_pop(slot)
+                if taken:
+                    return top
+        finally:
+            for top, slot in skipped:
+                heapq.heappush(queue, (top, slot))
+
+    def _ranked_above(self, slots: list[tuple[bytes, int]], item: bytes, window: int, reach: int) -> tuple[int, bool]:
+        """How many live items of *slots* rank above *item* (counted up to
+        *reach*), and whether they are held by few: fewer than *reach* of
+        them, and fewer than *window* when each slot counts at most
+        :func:`host_share` of the window (Frontier.pop). A walk down each
+        slot's heap that stops where an item ranks below *item* (its
+        children rank lower still)."""
+        share = host_share(window)
+        count = capped = 0
+        for slot in {slot for _, slot in slots}:  # the slot queue may name a slot twice
+            heap = self._heaps.get(slot, [])
+            stack = [0] if heap else []
+            own = 0
+            while stack:
+                index = stack.pop()
+                node = heap[index]
+                if node >= item:
+                    continue
+                if self._live(node):
+                    count += 1
+                    own += 1
+                    capped += own <= share
+                    if count >= reach:
+                        return count, False
+                stack.extend(child for child in (2 * index + 1, 2 * index + 2) if child < len(heap))
+        return count, reach > window and capped < window
+
+    def _nth_best(self, slots: list[tuple[bytes, int]], n: int) -> bytes:
+        """The *n*-th best live item of *slots* (they hold at least *n*): a
+        merge of their heaps, best first, that opens a node's children only
+        when the node is taken."""
+        frontier = [(heap[0], slot, 0) for slot in {slot for _, slot in slots} if (heap := self._heaps.get(slot))]
+        heapq.heapify(frontier)
+        taken, last = 0, slots[0][0]
+        while frontier and taken < n:
+            item, slot, index = heapq.heappop(frontier)
+            heap = self._heaps[slot]
+            for child in (2 * index + 1, 2 * index + 2):
+                if child < len(heap):
+                    heapq.heappush(frontier, (heap[child], slot, child))
+            if self._live(item):
+                taken, last = taken + 1, item
+        return last
+
+    def _queue_slot(self, slot: int, top: bytes) -> None:
+        self._top[slot] = top
+        heapq.heappush(self._queue, (top, slot))
+
+    def _clean_top(self, slot: int) -> bytes | None:
+        """The slot's best live item, dropping stale ones on the way."""
+        heap = self._heaps.get(slot)
+        if heap is None:
+            return None
+        while heap:
+            top = heap[0]
+            if self._live(top):
+                return top
+            heapq.heappop(heap)
+            self.size -= 1
+        del self._heaps[slot]
+        return None
+
+    def _after_pop(self, slot: int) -> None:
+        self._resting.add(slot)
+        if len(self._resting) >= self.host_batch:
+            self._end_batch()
+
+    def _end_batch(self, only_if_pending: bool = False) -> bool:
+        """Start a new batch; return whether any resting slot had URLs."""
+        tops = [(slot, self._clean_top(slot)) for slot in self._resting]
+        pending = [(slot, top) for slot, top in tops if top is not None]
+        if only_if_pending and not pending:
+            return False
+        self._resting = set()
+        for slot, top in pending:
+            self._queue_slot(slot, top)
+        return bool(pending)
+
+
+def _score(item: bytes) -> float:
+    return score_of(HEADER.unpack_from(item)[0])
