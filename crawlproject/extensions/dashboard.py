@@ -38,7 +38,6 @@ from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.dashboard.labels import FileLabels, RedisLabels
 from crawlproject.dashboard.metrics import CrawlCollector
-from crawlproject.dashboard.server import site
 from crawlproject.dashboard.watch import CrawlWatch
 from crawlproject.items import PageItem
 from crawlproject.policy.netsafety import literal_address
@@ -116,6 +115,9 @@ class CrawlDashboard:
     # -- life ---------------------------------------------------------------------
 
     def opened(self, spider: Spider) -> None:
+        # here: aiohttp takes a third of a second to import, which a crawl without the dashboard never pays
+        from crawlproject.dashboard.server import site
+
         self.store = self._label_store(spider)
         self.registry.register(CrawlCollector(lambda: [self.snapshot(full=False)], spider.name))
         listen: Any = reactor.listenTCP  # type: ignore[attr-defined]

@@ -17,8 +17,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from scipy.optimize import brentq
-
 
 @dataclass
 class ChangeHistory:
@@ -59,4 +57,7 @@ def estimate_rate(history: ChangeHistory) -> float | None:
     low, high = 1e-9, 1.0
     while balance(high) > 0:  # balance falls from +∞ to −unchanged_time as λ grows
         high *= 2
+    # here: scipy.optimize takes half a second to import, which `scrapy list` and the like need not pay
+    from scipy.optimize import brentq
+
     return float(brentq(balance, low, high))
