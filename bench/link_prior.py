@@ -31,7 +31,7 @@ from sklearn.metrics import roc_auc_score
 
 from bench.common import ROOT, code_stamp, write_section
 from bench.quality import corpus_files, data_folder
-from crawlproject.evaluation.link_prior import corpus_link_examples, fit_across_topics
+from crawlproject.evaluation.link_prior_training import corpus_link_examples, fit_across_topics
 from crawlproject.models.link_prior import FEATURES, SHIPPED, LinkPrior
 
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -39,8 +39,8 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 
 #: the modules whose code makes a corpus's examples: a change to any of them makes them anew
 EXAMPLE_MAKERS = (
-    "crawlproject.evaluation.link_prior", "crawlproject.evaluation.topics", "crawlproject.models.link_prior",
-    "crawlproject.models.training_graph", "crawlproject.models.shark_search", "crawlproject.web.text",
+    "crawlproject.evaluation.link_prior_training", "crawlproject.evaluation.topics", "crawlproject.models.link_prior",
+    "crawlproject.models.training_graph", "crawlproject.models.shark_score", "crawlproject.web.text",
 )
 
 

@@ -33,7 +33,7 @@ from bench.topic_models import held_out_hosts, models_folder, train_lookahead_mo
 from crawlproject.corpus.reader import load_corpus
 from crawlproject.evaluation.topics import derive_topics, relevant_set
 from crawlproject.models.graph import discounted_targets
-from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.link_value_model import LinkValueModel
 from crawlproject.models.training_graph import link_graph
 from crawlproject.policy.scope import SCOPES
 from crawlproject.web.urls import host_of

@@ -58,7 +58,7 @@ from crawlproject.refresh.simulate import (
     window_workload,
 )
 from crawlproject.refresh.workload import Query, generate_workload, read_workload, write_workload
-from crawlproject.search.collection import Collection
+from crawlproject.search.collection import IndexedCollection
 from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def simulate(cell: Cell) -> tuple[Cell, Outcome]:
     if not cell.timed:
         return cell, simulation.run(policy, cell.budget, cell.weeks, stop_below=cell.stop_below)
     with tempfile.TemporaryDirectory() as folder:
-        collection = Collection(folder, create=True)
+        collection = IndexedCollection(folder, create=True)
         try:
             return cell, simulation.run(policy, cell.budget, cell.weeks, collection, stop_below=cell.stop_below)
         finally:

@@ -33,7 +33,7 @@ from bench.quality import data_folder
 from bench.topic_models import value_scope_of
 from crawlproject.evaluation.evaluate import read_crawl
 from crawlproject.evaluation.topics import Topic, read_topics
-from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.link_value_model import LinkValueModel
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.web.urls import host_of
 

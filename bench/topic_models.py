@@ -185,8 +185,8 @@ def train_lookahead_model(
     link-value model, host-disjoint as :func:`train_topic_model`, on the
     links a crawl of *scope* follows; both count the targets
     :func:`value_scope_of` says (the context graph's layers, the link values)."""
-    from crawlproject.models.context_graph import ContextGraphModel
-    from crawlproject.models.link_value import LinkValueModel
+    from crawlproject.models.layer_classifier import ContextGraphModel
+    from crawlproject.models.link_value_model import LinkValueModel
 
     if path.exists():
         return path

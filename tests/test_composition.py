@@ -14,8 +14,8 @@ from scrapy.utils.test import get_crawler
 
 from crawlproject.judges.base import PageJudge
 from crawlproject.judges.learning import LabelTaughtJudge
-from crawlproject.models.context_graph import ContextGraphModel
-from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.layer_classifier import ContextGraphModel
+from crawlproject.models.link_value_model import LinkValueModel
 from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
 from crawlproject.strategies import STRATEGIES, strategy_class
 from crawlproject.strategies.base import CrawlStrategy, Topic
@@ -24,7 +24,7 @@ from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Link, Page
 from tests.conftest import UNIVERSITY_HOMES, run_crawl
 from tests.test_lookahead import cross_site_graph, hand_graph
-from tests.test_strategies_focused import TRAINING
+from tests.test_strategies_chakrabarti import TRAINING
 
 #: strategies that need no trained model nor labels: crawled with every judge
 MODEL_FREE = ("breadth-first", "random", "best-first", "shark-search", "fish-search", "infospiders", "link-learner")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from crawlproject.models.link_learner import LinkLearner
+from crawlproject.models.online_link_model import LinkLearner
 from crawlproject.models.topic_page import TopicPageModel
 from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, run_crawl
 

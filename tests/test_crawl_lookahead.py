@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from crawlproject.models.context_graph import ContextGraphModel
-from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.layer_classifier import ContextGraphModel
+from crawlproject.models.link_value_model import LinkValueModel
 from crawlproject.policy.scope import site_of
 from crawlproject.strategies.infospiders import DEAD_PENALTY
 from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run_crawl

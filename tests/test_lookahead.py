@@ -13,14 +13,14 @@ import pytest
 from scrapy.settings import Settings
 from sklearn.linear_model import SGDClassifier
 
-from crawlproject.models.context_graph import ContextGraphModel
 from crawlproject.models.graph import (
     discounted_targets,
     discounted_targets_by_site,
     layers,
     reverse,
 )
-from crawlproject.models.link_value import (
+from crawlproject.models.layer_classifier import ContextGraphModel
+from crawlproject.models.link_value_model import (
     LEARN_BATCH,
     LinkFeatures,
     LinkValueModel,

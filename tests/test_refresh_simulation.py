@@ -20,7 +20,7 @@ from crawlproject.refresh.policies import policy_named
 from crawlproject.refresh.quality import QualityMeter, VersionIndex
 from crawlproject.refresh.simulate import RefreshSimulation, load_evolving_web, window_workload
 from crawlproject.refresh.workload import Query
-from crawlproject.search.collection import Collection
+from crawlproject.search.collection import IndexedCollection
 from crawlproject.web.text import TermAnalyzer
 
 START = datetime(2004, 6, 7, tzinfo=UTC)
@@ -110,7 +110,7 @@ def test_refreshing_every_page_every_week_keeps_q_at_one(simulation: RefreshSimu
 
 
 def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: RefreshSimulation, tmp_path: Path) -> None:
-    collection = Collection(tmp_path / "collection", create=True)
+    collection = IndexedCollection(tmp_path / "collection", create=True)
     outcome = simulation.run(policy_named("user-centric"), 2, 9, collection)
     assert outcome.indexing_seconds > 0 and outcome.measuring_seconds > 0 and outcome.refits > 0
     sort_url = f"{SITE}sort.html"

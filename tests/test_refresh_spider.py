@@ -128,11 +128,11 @@ def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, reposito
                               "FOCUS_INDEX_DIR": str(tmp_path / "index")})
     assert run.returncode == 0, run.log[-3000:]
     assert "(user-centric policy)" in run.log  # chosen by the setting
-    from crawlproject.search.collection import Collection
+    from crawlproject.search.collection import IndexedCollection
     from crawlproject.search.engine import IndexHome
 
     changed = [json.loads(line) for line in (copy / "refresh" / "changes.jsonl").read_text().splitlines()]
-    indexed = set(Collection(IndexHome(tmp_path / "index").current()).keys())
+    indexed = set(IndexedCollection(IndexHome(tmp_path / "index").current()).keys())
     assert {c["url"] for c in changed if c["outcome"] == "changed"} <= indexed  # the new versions are searchable
     state = json.loads((copy / "refresh" / "state.json").read_text())["pages"]
     refreshed = [page for page in state.values() if page["intervals"]]

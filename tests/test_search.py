@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crawlproject.search.collection import Collection, CollectionError, copy_pages
+from crawlproject.search.collection import CollectionError, IndexedCollection, copy_pages
 from crawlproject.search.document import IndexedPage, parse_page
 from crawlproject.search.engine import IndexHome, IndexIdf, QueryError, SearchEngine, parse_weights
 from crawlproject.web.text import TermAnalyzer
@@ -45,7 +45,7 @@ def test_one_vote_per_referring_page_per_term(tmp_path: Path) -> None:
     b = page_at("http://b.test/", "<p>zzz zzz zzz zzz vision robotics <a href='http://t.test/'>go</a></p>")
     target = page_at("http://t.test/", "<p>nothing of note</p>")
     folder = index_of(tmp_path, [a, b, target])
-    collection = Collection(IndexHome(folder).current())
+    collection = IndexedCollection(IndexHome(folder).current())
     votes = collection.votes("http://t.test/")
     assert votes["robot"] == 2 and votes["lab"] == 1 and votes["vision"] == 1
     assert votes["zzz"] == 2  # a's second window reaches its zzz, b's window too: one vote each
@@ -58,7 +58,7 @@ def test_votes_for_a_page_not_fetched_yet_wait_for_it(tmp_path: Path) -> None:
     folder = index_of(tmp_path, [referrer])
     engine = SearchEngine(folder)
     assert [hit.key for hit in engine.search("quantum").hits] == ["http://a.test/"]  # t is not in the collection
-    collection = Collection(IndexHome(folder).current())
+    collection = IndexedCollection(IndexHome(folder).current())
     writer = collection.writer()
     writer.add(page_at("http://t.test/", "<p>syllabus</p>"))
     writer.commit(ANALYZER)
@@ -103,7 +103,7 @@ def test_a_page_fetched_again_casts_its_new_votes_only(tmp_path: Path) -> None:
     old = page_at("http://a.test/", "<p>physics <a href='http://t.test/'>x</a></p>")
     target = page_at("http://t.test/", "<p>t</p>")
     folder = index_of(tmp_path, [old, target])
-    collection = Collection(IndexHome(folder).current())
+    collection = IndexedCollection(IndexHome(folder).current())
     writer = collection.writer()
     writer.add(page_at("http://a.test/", "<p>chemistry <a href='http://t.test/'>x</a></p>"))
     writer.commit(ANALYZER)
@@ -117,7 +117,7 @@ def test_a_collection_cut_down_keeps_only_its_own_pages_votes(tmp_path: Path) ->
              page_at("http://t.test/", "<p>t</p>")]
     folder = index_of(tmp_path, pages)
     home = IndexHome(folder)
-    source = Collection(home.current())
+    source = IndexedCollection(home.current())
     cut = home.new_collection()
     assert copy_pages(source, cut, ["http://b.test/", "http://t.test/"]) == 2
     writer = cut.writer()

@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 
 from crawlproject.judges.query import TfQueryJudge as QueryJudge
-from crawlproject.models.link_learner import (
+from crawlproject.models.online_link_model import (
     Experience,
     LinkLearner,
     PathHistory,
@@ -73,7 +73,7 @@ def test_a_pages_links_featurized_together_are_featurized_as_each_alone(monkeypa
     features (and the tokens' names) are those of each link featurized
     alone by a featurizer that caches nothing, a cache that overflows
     included; links without a token get an empty row."""
-    from crawlproject.models import link_learner as model
+    from crawlproject.models import online_link_model as model
 
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(300)]
@@ -101,7 +101,7 @@ def test_a_pages_links_featurized_together_are_featurized_as_each_alone(monkeypa
 def test_predictions_take_the_same_product_as_the_learning_matrix() -> None:
     """Predictions take rows @ weights from flat arrays (FlatRows), learning
     from the sparse matrix: the two agree to the last bit."""
-    from crawlproject.models.link_learner import FlatRows
+    from crawlproject.models.online_link_model import FlatRows
 
     learner = LinkLearner()
     rng = np.random.default_rng(2)

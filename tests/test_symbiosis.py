@@ -165,9 +165,9 @@ def test_the_loop_stops_at_max_iter_and_builds_the_new_collection(built_index: P
     for history in folder.glob("crawls/*/crawl/history.jsonl"):
         fetched |= {r["canonical_url"] for r in map(json.loads, history.read_text().splitlines())
                     if r["status"] == 200}
-    from crawlproject.search.collection import Collection
+    from crawlproject.search.collection import IndexedCollection
 
-    assert set(Collection(IndexHome(index).current()).keys()) == fetched  # the new collection: the night's pages
+    assert set(IndexedCollection(IndexHome(index).current()).keys()) == fetched  # the new collection: the night's pages
     assert report["new_pages"] == len(fetched)
     # MAX_PAGES counts pages for the collection: a crawl stops once it has 20, when it
     # runs dry, or (the error guard) after ERROR_GUARD × 20 fetches that gave fewer pages.

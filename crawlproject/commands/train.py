@@ -216,14 +216,17 @@ class Command(ProjectCommand):
             return f"crawl with it: scrapy crawl focus -a model={model} -a seeds=…  (any strategy: -a strategy=NAME)"
         shown = ", ".join(spiders[:8]) + (", …" if len(spiders) > 8 else "") if spiders else "none yet"
         return (
-            f"crawl with it from a spider of yours derived from crawlproject.spiders.focus.FocusSpider: "
+            f"crawl with it from a spider of yours derived from crawlproject.spiders.any_strategy.AnyStrategySpider: "
             f"scrapy crawl SPIDER -a model={model} -a seeds=…  (this project's spiders: {shown})"
         )
 
     def _train_link_prior(self, opts: argparse.Namespace) -> None:
         """The link model learnt across topics, on every topic the labels
         give (docs/strategies.md, "A link model learnt across topics")."""
-        from crawlproject.evaluation.link_prior import corpus_link_examples, fit_across_topics
+        from crawlproject.evaluation.link_prior_training import (
+            corpus_link_examples,
+            fit_across_topics,
+        )
 
         if not opts.warc:
             raise UsageError("--kind link-prior learns from a corpus's link graph: give --warc and --labels")
@@ -241,8 +244,8 @@ class Command(ProjectCommand):
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:
         from crawlproject.corpus.labels import LabelsError, load_labels, parse_categories
-        from crawlproject.models.context_graph import ContextGraphModel
-        from crawlproject.models.link_value import LinkValueModel
+        from crawlproject.models.layer_classifier import ContextGraphModel
+        from crawlproject.models.link_value_model import LinkValueModel
         from crawlproject.models.training_graph import training_graph, training_graph_from_index
 
         try:  # the labels' categories keep a --good category whole when its name holds a comma

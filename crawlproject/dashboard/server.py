@@ -72,7 +72,7 @@ class _Guarded(resource.Resource):
         return hmac.compare_digest(given.encode(), self.token.encode())
 
 
-class Page(_Guarded):
+class DashboardPage(_Guarded):
     def render_GET(self, request: Request) -> bytes:  # noqa: N802 (Twisted's name)
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
         return resources.files("crawlproject.dashboard").joinpath("page.html").read_bytes()
@@ -138,7 +138,7 @@ def site(backend: DashboardBackend, registry: CollectorRegistry, token: str = ""
         return node
 
     root = tree({
-        b"": Page(token),
+        b"": DashboardPage(token),
         b"static": tree({b"plotly.min.js": Plotly(token)}),
         b"api": tree({b"state": State(token, backend), b"labels": Labels(token, backend)}),
         b"metrics": Metrics(token, backend, registry),

@@ -1,5 +1,5 @@
 """One link learner for all the workers of a crawl: each worker publishes
-what its fetches taught (crawlproject.models.link_learner.Experience, packed)
+what its fetches taught (crawlproject.models.online_link_model.Experience, packed)
 to a Redis stream beside the shared frontier (``<FOCUS_REDIS_KEY>:experience``)
 and reads every other worker's, so that every worker's model learns from
 every fetch of the crawl — in another order, to the same effect.
@@ -29,7 +29,7 @@ from twisted.internet import threads
 
 from crawlproject.distributed.connection import async_redis_from_settings
 from crawlproject.distributed.frontier import redis_key
-from crawlproject.models.link_learner import Experience, pack_all, unpack_all
+from crawlproject.models.online_link_model import Experience, pack_all, unpack_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -15,8 +15,8 @@ from crawlproject.judges.base import PageJudge
 if TYPE_CHECKING:
     from collections.abc import Set
 
-    from crawlproject.models.context_graph import ContextGraphModel
-    from crawlproject.models.link_value import LinkValueModel
+    from crawlproject.models.layer_classifier import ContextGraphModel
+    from crawlproject.models.link_value_model import LinkValueModel
     from crawlproject.policy.scope import HomeSites
     from crawlproject.web.page import Page
     from crawlproject.web.text import TermAnalyzer

@@ -88,7 +88,7 @@ class Distiller:
         self._since_run += 1
 
     def state(self) -> dict[str, Any]:
-        """Everything a resumed crawl needs (crawlproject.strategies.focused_state)."""
+        """Everything a resumed crawl needs (crawlproject.strategies.chakrabarti_state)."""
         return {
             "keys": self._keys,
             "relevance": self._relevance,

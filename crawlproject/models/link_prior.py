@@ -1,6 +1,6 @@
 """A link model learnt across topics (issue 37): the link learner's prior.
 
-The online link learner (crawlproject.models.link_learner) starts every
+The online link learner (crawlproject.models.online_link_model) starts every
 crawl from SharkSearch's score and learns its corrections from the crawl's
 own verdicts — a few hundred fetches teach it little. This model is learnt
 *before* the crawl, from many topics of labelled corpora, on features that
@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from crawlproject.models.modelfile import load_model, save_model
-from crawlproject.models.shark_search import SharkParameters
+from crawlproject.models.shark_score import SharkParameters
 from crawlproject.web.text import TermAnalyzer, cosine
 
 if TYPE_CHECKING:

@@ -141,13 +141,13 @@ def training_graph_from_index(
     index; every other indexed page is there too (the "other" class). Links
     carry no anchors (the index keeps the words near a link only as votes):
     enough for layers, not for the link-value model."""
-    from crawlproject.search.collection import Collection, CollectionError
+    from crawlproject.search.collection import CollectionError, IndexedCollection
     from crawlproject.search.engine import collection_folder
 
     good = tuple(good)
     if not Path(index).is_dir():
         raise CollectionError(f"{index} is not a search index (no such folder)")
-    collection = Collection(collection_folder(index))
+    collection = IndexedCollection(collection_folder(index))
     try:
         graph = TrainingGraph(labels=load_labels(labels))
         for key in collection.keys():  # noqa: SIM118 (a method, not a dict)

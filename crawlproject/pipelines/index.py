@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-    from crawlproject.search.collection import Collection, CollectionWriter
+    from crawlproject.search.collection import CollectionWriter, IndexedCollection
 
 
 class SearchIndexPipeline:
@@ -33,7 +33,7 @@ class SearchIndexPipeline:
         self.every = config.get_int(settings, "FOCUS_INDEX_COMMIT_PAGES")
         self.window = config.get_int(settings, "FOCUS_INDEX_VOTE_WINDOW")
         self.analyzer = TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING"))
-        self.collection: Collection | None = None
+        self.collection: IndexedCollection | None = None
         self.writer: CollectionWriter | None = None
         self.pending = 0
 

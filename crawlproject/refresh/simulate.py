@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from crawlproject.refresh.gain import GainMeter
     from crawlproject.refresh.quality import QualityMeter, VersionIndex
     from crawlproject.refresh.workload import Query
-    from crawlproject.search.collection import Collection, CollectionWriter
+    from crawlproject.search.collection import CollectionWriter, IndexedCollection
     from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ class RefreshSimulation:
             self._weeks[week] = LiveWeek(live, own, self.meter.best(live), self.meter.best(own))
         return self._weeks[week]
 
-    def run(self, policy: RefreshPolicy, budget: int, weeks: int, collection: Collection | None = None,
+    def run(self, policy: RefreshPolicy, budget: int, weeks: int, collection: IndexedCollection | None = None,
             stop_below: tuple[int, float] | None = None, snapshots: Container[int] = ()) -> Outcome:
         """*weeks* rounds of *budget* refreshes chosen by *policy*; with a
         *collection*, the refreshed pages are indexed into it and timed; with
@@ -348,7 +348,7 @@ class RefreshSimulation:
         url = self.web.urls[page]
         return IndexedPage(url, url, self.web.names[page] if self.web.names else "", self.web.texts[version])
 
-    def _start_collection(self, collection: Collection, repository: np.ndarray) -> CollectionWriter:
+    def _start_collection(self, collection: IndexedCollection, repository: np.ndarray) -> CollectionWriter:
         """The repository at week 0 indexed (the crawl's own indexing: not timed)."""
         writer = collection.writer()
         writer.add_all(self._document(int(page), int(repository[page])) for page in self.held)

@@ -61,7 +61,7 @@ class Rule:
 
 
 @dataclass
-class Page:
+class Answer:
     """A generated answer."""
 
     status: int
@@ -99,7 +99,7 @@ class FaultRules:
         return None
 
 
-def content(rule: Rule, url: str) -> Page:
+def content(rule: Rule, url: str) -> Answer:
     """The page a content fault or a trap serves for *url*."""
     options = rule.options
     kind = rule.kind
@@ -109,32 +109,32 @@ def content(rule: Rule, url: str) -> Page:
             f'<a href="/huge-link-{i}">link {i}</a> '.encode() for i in range(20)
         )
         filler = b"<p>" + b"lorem ipsum dolor sit amet " * 40 + b"</p>\n"
-        return Page(200, HTML, head + filler * max(1, (size - len(head)) // len(filler)))
+        return Answer(200, HTML, head + filler * max(1, (size - len(head)) // len(filler)))
     if kind == "binary":
         rng = random.Random(options.get("seed", 0))
-        return Page(200, HTML, bytes(rng.getrandbits(8) for _ in range(int(options.get("bytes", 50_000)))))
+        return Answer(200, HTML, bytes(rng.getrandbits(8) for _ in range(int(options.get("bytes", 50_000)))))
     if kind == "charset":
         text = str(options.get("text", "Vorlesung Übungsblätter café naïve — “quotes”"))
         meta = f'<meta charset="{options["meta"]}">' if options.get("meta") else ""
         body = f"<html><head>{meta}<title>{text}</title></head><body><p>{text}</p><a href='/after-charset'>next</a></body></html>"
         declared = options.get("declared", "utf-8")
         content_type = f"text/html; charset={declared}" if declared else "text/html"
-        return Page(200, [("Content-Type", content_type)], body.encode(str(options.get("encoding", "latin-1")), errors="replace"))
+        return Answer(200, [("Content-Type", content_type)], body.encode(str(options.get("encoding", "latin-1")), errors="replace"))
     if kind == "many_links":
         count = int(options.get("count", 50_000))
         links = "".join(f'<a href="/many/{i}">{i}</a>\n' for i in range(count))
-        return Page(200, HTML, f"<html><body>{links}</body></html>".encode())
+        return Answer(200, HTML, f"<html><body>{links}</body></html>".encode())
     if kind == "broken_html":
         depth = int(options.get("frames", 40))
         frames = "<frameset><frame src='/inner'>" * depth + "<noframes>"
         body = f"<html><body><p>unclosed <b><i><table><tr><td>cell<a href='/ok-1'>one<a href=/ok-2>two {frames}<div"
-        return Page(200, HTML, body.encode())
+        return Answer(200, HTML, body.encode())
     if kind == "body":
-        return Page(200, [("Content-Type", str(options.get("content_type", "text/html")))], str(options.get("body", "")).encode())
+        return Answer(200, [("Content-Type", str(options.get("content_type", "text/html")))], str(options.get("body", "")).encode())
     return trap_page(kind, url)
 
 
-def trap_page(kind: str, url: str) -> Page:
+def trap_page(kind: str, url: str) -> Answer:
     parts = urlsplit(url)
     links: list[str] = []
     if kind == "calendar":
@@ -158,4 +158,4 @@ def trap_page(kind: str, url: str) -> Page:
             links.append(urlunsplit(("", "", parts.path, urlencode(order), "")))
         links.append(urlunsplit(("", "", parts.path, urlencode([*params, (f"p{len(params)}", "1")]), "")))
     anchors = "".join(f'<a href="{link}">{link}</a> ' for link in links)
-    return Page(200, HTML, f"<html><head><title>{kind}</title></head><body><p>{kind} trap</p>{anchors}</body></html>".encode())
+    return Answer(200, HTML, f"<html><head><title>{kind}</title></head><body><p>{kind} trap</p>{anchors}</body></html>".encode())

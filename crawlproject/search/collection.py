@@ -67,7 +67,7 @@ def schema() -> tantivy.Schema:
     return builder.build()
 
 
-class Collection:
+class IndexedCollection:
     """A collection folder, open for reading (and, through :meth:`writer`,
     for writing)."""
 
@@ -149,7 +149,7 @@ class CollectionWriter:
     """Adds pages to a collection; one at a time per collection (tantivy's
     writer lock: a second writer gets a clear error)."""
 
-    def __init__(self, collection: Collection, heap_bytes: int):
+    def __init__(self, collection: IndexedCollection, heap_bytes: int):
         self.collection = collection
         self.db = collection.db
         try:
@@ -223,7 +223,7 @@ class CollectionWriter:
         return int(row[0])
 
 
-def copy_pages(source: Collection, target: Collection, keys: Iterable[str]) -> int:
+def copy_pages(source: IndexedCollection, target: IndexedCollection, keys: Iterable[str]) -> int:
     """Put into *target* the pages of *source* whose key is in *keys*, with
     their links and votes (not the votes of pages left out: a collection's
     votes come from its own pages). Returns how many pages were copied;

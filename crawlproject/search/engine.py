@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from crawlproject.search.collection import FIELDS, Collection, CollectionError
+from crawlproject.search.collection import FIELDS, CollectionError, IndexedCollection
 from crawlproject.web.text import TermAnalyzer, tokenize
 
 if TYPE_CHECKING:
@@ -117,15 +117,15 @@ class IndexHome:
             raise CollectionError(f"{self.folder} is not an index folder (no current collection)")
         return self.current_link.resolve()
 
-    def new_collection(self, label: str = "") -> Collection:
+    def new_collection(self, label: str = "") -> IndexedCollection:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         folder = self.folder / "collections" / f"{stamp}{'-' + label if label else ''}"
-        return Collection(folder, create=True)
+        return IndexedCollection(folder, create=True)
 
-    def open_or_create(self) -> Collection:
+    def open_or_create(self) -> IndexedCollection:
         """The current collection; a first, empty one for a new folder."""
         if self.current_link.exists():
-            return Collection(self.current())
+            return IndexedCollection(self.current())
         self.folder.mkdir(parents=True, exist_ok=True)
         if any(self.folder.iterdir()):
             raise CollectionError(f"{self.folder} exists and is not an index folder; choose an empty or new folder")
@@ -156,12 +156,12 @@ def collection_folder(folder: str | Path) -> Path:
     return path if is_collection_folder(path) else IndexHome(path).current()
 
 
-def open_collection(folder: str | Path) -> Collection:
+def open_collection(folder: str | Path) -> IndexedCollection:
     """A collection folder itself, or an index folder's current collection
     (a first, empty one when the folder is new)."""
     path = Path(folder)
     if is_collection_folder(path):
-        return Collection(path)
+        return IndexedCollection(path)
     return IndexHome(path).open_or_create()
 
 
@@ -172,7 +172,7 @@ class IndexIdf:
     never seen weighs most, none weighs 0), looked up once per term."""
 
     def __init__(self, folder: str | Path):
-        self.collection = Collection(collection_folder(folder))
+        self.collection = IndexedCollection(collection_folder(folder))
         self.searcher = self.collection.searcher()
         self.pages = int(self.searcher.num_docs)
         self._cache: dict[str, float] = {}
@@ -196,7 +196,7 @@ class SearchEngine:
         self.home = IndexHome(folder)
         self.weights = weights or DEFAULT_WEIGHTS
         self.analyzer = TermAnalyzer(stem=stem)
-        self._collection: Collection | None = None
+        self._collection: IndexedCollection | None = None
         self._opened: Path | None = None
         self._reloaded = 0.0
         self._open()
@@ -206,7 +206,7 @@ class SearchEngine:
         if self._opened != target:
             if self._collection is not None:
                 self._collection.close()
-            self._collection = Collection(target)
+            self._collection = IndexedCollection(target)
             self._opened = target
             self._reloaded = time.monotonic()
         elif time.monotonic() - self._reloaded >= _RELOAD_SECONDS:
@@ -214,7 +214,7 @@ class SearchEngine:
             self._reloaded = time.monotonic()
 
     @property
-    def collection(self) -> Collection:
+    def collection(self) -> IndexedCollection:
         self._open()
         assert self._collection is not None
         return self._collection

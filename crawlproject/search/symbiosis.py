@@ -37,7 +37,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject.items import PageItem
-from crawlproject.search.collection import Collection, copy_pages
+from crawlproject.search.collection import IndexedCollection, copy_pages
 from crawlproject.search.engine import IndexHome, QueryError, SearchEngine
 from crawlproject.web.content import is_html_content_type
 
@@ -134,7 +134,7 @@ class Symbiosis:
 
     async def run(self) -> NightReport:
         started = time.monotonic()
-        current = Collection(self.home.current())
+        current = IndexedCollection(self.home.current())
         old_pages = current.page_count()
         staging = self.home.new_collection("staging")
         copy_pages(current, staging, current.keys())
@@ -190,7 +190,7 @@ class Symbiosis:
         (night / "report.json").write_text(json.dumps(asdict(report), indent=1), encoding="utf-8")
         return report
 
-    def _commit(self, collection: Collection) -> None:
+    def _commit(self, collection: IndexedCollection) -> None:
         writer = collection.writer()
         writer.commit(self.analyzer)
         writer.close()

@@ -121,7 +121,7 @@ class ArgumentsMixin:
 
 class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
     """Abstract: it has no ``name``, so ``scrapy list`` and Scrapyd do not
-    offer it; :class:`crawlproject.spiders.focus.FocusSpider` is it, named."""
+    offer it; :class:`crawlproject.spiders.any_strategy.AnyStrategySpider` is it, named."""
 
     #: The strategy when neither ``-a strategy=`` nor FOCUS_STRATEGY names
     #: one: a strategy name (crawlproject.strategies.STRATEGIES) or a class.

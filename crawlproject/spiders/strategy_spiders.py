@@ -1,7 +1,7 @@
 """The spiders named after strategies — ``bestfirst``, ``sharksearch``,
 ``focused``, … — generated from the strategy registry
 (crawlproject.strategies.STRATEGIES): each is the ``focus`` spider
-(crawlproject.spiders.focus) with that strategy as its default, kept because
+(crawlproject.spiders.any_strategy) with that strategy as its default, kept because
 projects, Scrapyd jobs and the literature name them. A strategy added to the
 registry has its spider here with no code to write.
 

@@ -17,7 +17,7 @@ STRATEGIES = {
     "best-first": "crawlproject.strategies.best_first.BestFirstStrategy",
     "shark-search": "crawlproject.strategies.shark_search.SharkSearchStrategy",
     "fish-search": "crawlproject.strategies.shark_search.FishSearchStrategy",
-    "focused": "crawlproject.strategies.focused.FocusedCrawlStrategy",
+    "focused": "crawlproject.strategies.chakrabarti.ChakrabartiStrategy",
     "context-graph": "crawlproject.strategies.context_graph.ContextGraphStrategy",
     "link-value": "crawlproject.strategies.link_value.LinkValueStrategy",
     "link-learner": "crawlproject.strategies.link_learner.LinkLearnerStrategy",

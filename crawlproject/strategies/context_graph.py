@@ -1,6 +1,6 @@
 """The context-focused crawler (Diligenti et al. 2000; docs/methods.md §2).
 
-A layer classifier (crawlproject.models.context_graph, trained by
+A layer classifier (crawlproject.models.layer_classifier, trained by
 ``scrapy train --kind context-graph``) puts each fetched page in
 layer i — "about i links before a target" — or "other"; the page's links
 join queue i. The crawler always pops from the non-empty queue with the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from crawlproject.config import SettingsError
 from crawlproject.judges.models import ContextGraphJudge
-from crawlproject.models.context_graph import ContextGraphModel, Placement
+from crawlproject.models.layer_classifier import ContextGraphModel, Placement
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path

@@ -1,5 +1,5 @@
 """The online link learner as a strategy (issue 28; the model is
-crawlproject.models.link_learner): SharkSearch's score is each link's prior,
+crawlproject.models.online_link_model): SharkSearch's score is each link's prior,
 and the crawl's own verdicts teach the correction.
 
 * **Verdicts.** A page's relevance is its judge's (the page-judge port,
@@ -41,13 +41,6 @@ from scrapy.utils.job import job_dir
 
 from crawlproject import config
 from crawlproject.config import DEFAULTS, SettingsError
-from crawlproject.models.link_learner import (
-    Experience,
-    LinkFeatures,
-    LinkLearner,
-    link_tokens,
-    path_cells,
-)
 from crawlproject.models.link_prior import (
     LinkPrior,
     PageSide,
@@ -55,7 +48,14 @@ from crawlproject.models.link_prior import (
     shipped_prior,
 )
 from crawlproject.models.modelfile import ModelError
-from crawlproject.models.shark_search import SharkParameters
+from crawlproject.models.online_link_model import (
+    Experience,
+    LinkFeatures,
+    LinkLearner,
+    link_tokens,
+    path_cells,
+)
+from crawlproject.models.shark_score import SharkParameters
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory
 from crawlproject.strategies.shark_search import shark_settings
 from crawlproject.web import meta as keys
@@ -114,7 +114,7 @@ class LinkLearnerStrategy(CrawlStrategy):
         context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
     ):
         super().__init__(topic, analyzer, frontier)
-        #: SharkSearch's formula, the prior (crawlproject.models.shark_search)
+        #: SharkSearch's formula, the prior (crawlproject.models.shark_score)
         self.shark = SharkParameters(gamma, delta, beta, depth)
         self.context_words = context_words
         # SharkSearch's anchor and context terms, when there is a query: a

@@ -1,6 +1,6 @@
 """Learned link value (Rennie & McCallum 1999; docs/methods.md §2 via issue 15): every
 link scores the discounted number of targets it is predicted to lead to
-(crawlproject.models.link_value, trained by
+(crawlproject.models.link_value_model, trained by
 ``scrapy train --kind link-value``), and the model keeps learning
 from the crawl's own fetches (FOCUS_LINK_VALUE_ONLINE): when a page arrives,
 the link that led to it learns reward(page) + γ · max value of its links.
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.judges.models import LinkValueJudge
-from crawlproject.models.link_value import LinkValueModel
+from crawlproject.models.link_value_model import LinkValueModel
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory, trained_model_path

@@ -1,7 +1,7 @@
 """SharkSearch and its ancestor Fish-Search (docs/methods.md §2).
 
 Every link of page p (with query q) scores γ·inherited(url) +
-(1−γ)·neighborhood(url) — the formula in crawlproject.models.shark_search,
+(1−γ)·neighborhood(url) — the formula in crawlproject.models.shark_score,
 shared with the link learner's prior and the link model learnt across
 topics — and carries a depth budget: D below a relevant page, one less below
 an irrelevant one; a link whose budget reaches 0 is not followed. The budget
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from crawlproject import config
 from crawlproject.config import DEFAULTS
 from crawlproject.judges.query import AnyTermJudge
-from crawlproject.models.shark_search import SharkParameters
+from crawlproject.models.shark_score import SharkParameters
 from crawlproject.strategies.base import CrawlStrategy
 from crawlproject.web.text import TermAnalyzer
 

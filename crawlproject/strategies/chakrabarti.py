@@ -57,7 +57,7 @@ from crawlproject.models.taxonomy import TaxonomyError
 from crawlproject.models.taxonomy_classifier import ModelError, TaxonomyClassifier
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
-from crawlproject.strategies.focused_state import FocusedState
+from crawlproject.strategies.chakrabarti_state import ChakrabartiState
 from crawlproject.strategies.link_learner import LinkLearnerStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
@@ -77,7 +77,7 @@ logger = logging.getLogger(__name__)
 AWAY = -2.0
 
 
-class FocusedCrawlStrategy(CrawlStrategy):
+class ChakrabartiStrategy(CrawlStrategy):
     name = "focused"
 
     def __init__(
@@ -124,7 +124,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
         rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO")
         home = HomeSites.from_settings(settings)
         jobdir = job_dir(settings)
-        state = FocusedState(Path(jobdir) / "focused") if jobdir else None
+        state = ChakrabartiState(Path(jobdir) / "focused") if jobdir else None
         try:
             learned = state.saved_model() if state is not None and retrain_every else None
             model = learned or TaxonomyClassifier.load(model_path)
@@ -160,7 +160,7 @@ class FocusedCrawlStrategy(CrawlStrategy):
             context.frontier.on_close(strategy.save_state)
         return strategy
 
-    state: FocusedState | None = None
+    state: ChakrabartiState | None = None
 
     def save_state(self) -> None:
         """Write what the crawl learned to JOBDIR (on close; and as it goes)."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class FocusedState:
+class ChakrabartiState:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from crawlproject.spiders.base import FocusedSpider
 
 
-class FocusSpider(FocusedSpider):
+class AnyStrategySpider(FocusedSpider):
     """Any strategy: ``-a strategy=…`` or FOCUS_STRATEGY (default: the link learner)."""
 
     name = "focus"

@@ -17,8 +17,8 @@ from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
 from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders import RandomSpider
 from crawlproject.strategies.base import Topic
+from crawlproject.strategies.chakrabarti import AWAY, ChakrabartiStrategy
 from crawlproject.strategies.factory import build_focus
-from crawlproject.strategies.focused import AWAY, FocusedCrawlStrategy
 from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.meta import PARENT as PARENT_KEY
 from crawlproject.web.meta import PROMOTED_BY as PROMOTED_KEY
@@ -49,11 +49,11 @@ def page(url: str, text: str, links: int = 3, **meta: object) -> Page:
     return Page(url, text, [Link(f"{url}{i}", "") for i in range(links)], meta=dict(meta))
 
 
-def strategy(good: tuple[str, ...], hard: bool, reserve: bool = False) -> FocusedCrawlStrategy:
-    return FocusedCrawlStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard, reserve=reserve)
+def strategy(good: tuple[str, ...], hard: bool, reserve: bool = False) -> ChakrabartiStrategy:
+    return ChakrabartiStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard, reserve=reserve)
 
 
-def arrive(focused: FocusedCrawlStrategy, fetched: Page) -> float:
+def arrive(focused: ChakrabartiStrategy, fetched: Page) -> float:
     """The page fetched: its verdict by the focused crawler's own judge (its
     classifier: FOCUS_JUDGE=auto), learnt by the strategy."""
     relevance = judge_and_learn(focused, fetched)
@@ -61,10 +61,10 @@ def arrive(focused: FocusedCrawlStrategy, fetched: Page) -> float:
     return relevance
 
 
-def built(crawler: Crawler, topic: Topic) -> FocusedCrawlStrategy:
+def built(crawler: Crawler, topic: Topic) -> ChakrabartiStrategy:
     """The focused crawler the factory builds from the crawler's settings."""
-    focused = build_focus(crawler, topic, FocusedCrawlStrategy).strategy
-    assert isinstance(focused, FocusedCrawlStrategy)
+    focused = build_focus(crawler, topic, ChakrabartiStrategy).strategy
+    assert isinstance(focused, ChakrabartiStrategy)
     return focused
 
 
@@ -103,7 +103,7 @@ def test_hard_focus_with_a_reserve_keeps_pruned_links_below_every_good_link() ->
 
 def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
     home = HomeSites("domain", ["http://www.cs.home.edu/"])
-    soft = FocusedCrawlStrategy(Topic(good=("course",)), TermAnalyzer(), model(), home=home)
+    soft = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), home=home)
     links = [Link("http://www.cs.home.edu/c1", ""), Link("http://lab.home.edu/c2", ""), Link("http://www.far.edu/c3", "")]
     at_home = Page("http://www.cs.home.edu/", "homework lecture exam", links)
     away = Page("http://www.far.edu/", "homework lecture exam", links)
@@ -111,7 +111,7 @@ def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
     assert r_home > 0.9 and r_away == 0.0  # the same words, away from home
     assert soft.score_links(at_home, r_home) == [r_home, r_home, AWAY]
     assert soft.score_links(away, r_away) == [0.0, 0.0, AWAY]
-    hard = FocusedCrawlStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True, home=home)
+    hard = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True, home=home)
     reserved = hard.score_links(away, arrive(hard, away))  # never expanded: a course page of no interest
     assert reserved == [-1.0, -1.0, AWAY] and min(reserved[:2]) > AWAY
 
@@ -159,7 +159,7 @@ def test_unknown_good_category_is_a_clear_error() -> None:
 
 # -- online learning re-scores the frontier -------------------------------------------
 
-def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, FocusedCrawlStrategy]:
+def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, ChakrabartiStrategy]:
     """A scheduler, and a focused crawler that learns every 3 pages and re-scores it."""
     crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
     taxonomy_model = TaxonomyClassifier().fit(
@@ -167,7 +167,7 @@ def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, F
         ["course", "course", "student", "student"],
     )
     learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
-    focused = FocusedCrawlStrategy(
+    focused = ChakrabartiStrategy(
         Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler), home=home,
     )
     return scheduler, learner, focused
@@ -219,7 +219,7 @@ def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:
     crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
     taxonomy_model = model()
     learner = OnlineLearner(taxonomy_model, every=1, confidence=0.0)
-    focused = FocusedCrawlStrategy(
+    focused = ChakrabartiStrategy(
         Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler)
     )
     scheduler.enqueue_request(Request("http://promoted/", meta={SCORE_KEY: 1.5, PROMOTED_KEY: "http://hub/"}))
@@ -245,7 +245,7 @@ def test_online_learning_classifies_each_page_a_bounded_number_of_times() -> Non
 
     taxonomy_model.proba = counting_proba  # type: ignore[method-assign]
     learner = OnlineLearner(taxonomy_model, every=5, confidence=0.0)
-    focused = FocusedCrawlStrategy(
+    focused = ChakrabartiStrategy(
         Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler)
     )
     texts = ["homework lecture exam", "resume advisor thesis", "syllabus austin", "hobbies ithaca"]
