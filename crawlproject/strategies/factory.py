@@ -171,12 +171,5 @@ def _share_experience(crawler: Crawler, strategy: CrawlStrategy) -> None:
     from crawlproject.strategies.link_learner import LinkLearnerStrategy
 
     learner = strategy if isinstance(strategy, LinkLearnerStrategy) else getattr(strategy, "links", None)
-    if not isinstance(learner, LinkLearnerStrategy) or not config.get_bool(crawler.settings, "FOCUS_LEARNER_SHARED"):
-        return
-    from scrapy import signals
-
-    from crawlproject.distributed.experience import SharedExperience
-
-    spider_name = str(getattr(crawler.spidercls, "name", "crawl"))
-    learner.shared = SharedExperience.from_crawler(crawler, learner.learn_from_others, spider_name, learner.learn_forwarded)
-    crawler.signals.connect(learner.shared.final_exchange, signals.spider_closed)
+    if isinstance(learner, LinkLearnerStrategy) and config.get_bool(crawler.settings, "FOCUS_LEARNER_SHARED"):
+        learner.share_through(crawler)

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Self
 
+    from scrapy.crawler import Crawler
+
     from crawlproject.distributed.experience import SharedExperience
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
@@ -346,6 +348,17 @@ class LinkLearnerStrategy(CrawlStrategy):
 
     #: Other workers' experiences through Redis (FOCUS_LEARNER_SHARED).
     shared: SharedExperience | None = None
+
+    def share_through(self, crawler: Crawler) -> None:
+        """Learn every worker's verdicts, and share this one's, through the
+        crawl's Redis (FOCUS_LEARNER_SHARED); a last exchange when the spider closes."""
+        from scrapy import signals
+
+        from crawlproject.distributed.experience import SharedExperience
+
+        spider_name = str(getattr(crawler.spidercls, "name", "crawl"))
+        self.shared = SharedExperience.from_crawler(crawler, self.learn_from_others, spider_name, self.learn_forwarded)
+        crawler.signals.connect(self.shared.final_exchange, signals.spider_closed)
 
     def learn_from_others(self, experiences: list[Experience]) -> None:
         """Another worker's verdicts: learnt as this worker's own are."""
