@@ -135,14 +135,12 @@ class RedisFrontier:
         self._outbox = Outbox(fifo, max_size, host_cap)
         self._prefetched = Prefetched(fifo)
         self._held: dict[str, float] = {}  # fingerprint → score of the URLs this worker leases
-        self._sampling: Deferred[Any] | None = None  # a sample of the queue's scores on its way (off the reactor)
-        self._last_sample: list[float] = []
         self._queued = 0  # the last count Redis gave (queued, plus leased by others)
         self._outcomes: Counter[str] = Counter()
         self._renewal: task.LoopingCall | None = None
-        self._rescoring: Deferred[Any] | None = None  # a re-score running in a thread
-        self._next_scorer: Callable[[str, float, Any], float] | None = None
         self._closing = False
+        self._reads = scan.QueueReads(server, key, self._scripts, in_thread, self._before_rescore, self._count_trips,
+                                      lambda: self._closing)
         self._last_send = 0.0
         self.idle_grace = 0.0  # seconds the frontier must stay drained before this worker ends
         self._drained_since: float | None = None
@@ -483,64 +481,21 @@ class RedisFrontier:
         popped before its new score is written keeps its place; the script
         writes only scores of URLs still queued). A re-score asked for while
         one runs is run once after it, with the latest scorer."""
-        if self.fifo:
-            return
+        if not self.fifo:
+            self._reads.rescore(scorer, list(keys) if keys is not None else None)
+
+    def _before_rescore(self) -> None:
         self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
-        if keys is not None and self.in_thread is None:
-            self.round_trips += scan.rescore_keys(self.server, self.key, self._scripts, scorer, list(keys))
-            return
-        if keys is not None:
-            assert self.in_thread is not None
-            self.in_thread(scan.rescore_keys, self.server, self.key, self._scripts, scorer, list(keys)).addCallbacks(
-                self._count_trips, lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value)
-            )
-            return
-        if self.in_thread is None:
-            self.round_trips += scan.rescore_all(self.server, self.key, self._scripts, scorer, self._stopping)
-            return
-        if self._rescoring is not None:
-            self._next_scorer = scorer
-            return
-        self._rescoring = self.in_thread(scan.rescore_all, self.server, self.key, self._scripts, scorer, self._stopping)
-        self._rescoring.addCallback(self._count_trips)
-        self._rescoring.addErrback(lambda failure: logger.error("Re-scoring %s failed: %s", self.key, failure.value))
-        self._rescoring.addBoth(self._rescored)
-
-    def _stopping(self) -> bool:
-        return self._closing
 
     def _count_trips(self, trips: int) -> None:
         self.round_trips += trips
-
-    def _rescored(self, _: Any) -> None:
-        self._rescoring = None
-        scorer, self._next_scorer = self._next_scorer, None
-        if scorer is not None:
-            self.rescore(scorer)
 
     def sample_scores(self, count: int) -> list[float]:
         """Off the reactor, the sample the last draw brought (none before the
         first lands); a new one is drawn in a thread meanwhile — a paused or
         slow Redis must not stop the crawl for the estimate of what is left."""
-        if self.fifo:
-            return []
-        if not self.asynchronous:
-            self.round_trips += 1
-            return scan.draw_sample(self.server, self.key, count)
-        if self._sampling is None:
-            assert self.in_thread is not None
-            self._sampling = self.in_thread(scan.draw_sample, self.server, self.key, count)
-            self._sampling.addCallbacks(self._sampled, self._sample_failed)
-        return list(self._last_sample)
-
-    def _sampled(self, scores: list[float]) -> None:
-        self._sampling, self._last_sample = None, scores
-        self.round_trips += 1
-
-    def _sample_failed(self, failure: Any) -> None:
-        self._sampling = None  # the last sample stays; the next asks again
-        logger.warning("A sample of the shared frontier %s's scores failed (%s)", self.key, failure.value)
+        return [] if self.fifo else self._reads.sample(count)
 
     def __len__(self) -> int:
         """URLs queued, plus those other workers lease (they may come back,

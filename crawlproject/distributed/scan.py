@@ -1,14 +1,15 @@
 """Reads of the whole shared queue: re-scores, samples of its scores, and the
 keys queued or leased (for tools and tests).
 
-Each is the network part of a RedisFrontier call and touches no worker state,
-so a crawl runs it in a thread while the reactor goes on. A re-score writes
-only the scores of URLs still queued (the RESCORE script): a URL popped
-meanwhile keeps its place.
+Each read is the network part of a RedisFrontier call and touches no worker
+state, so a crawl runs it in a thread while the reactor goes on
+(:class:`QueueReads`). A re-score writes only the scores of URLs still queued
+(the RESCORE script): a URL popped meanwhile keeps its place.
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,81 @@ from crawlproject.distributed.wire import fingerprint, parse_entry
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from twisted.internet.defer import Deferred
+
     from crawlproject.distributed.wire import Scripts
+
+    #: scorer(key, score, payload) → the new score
+    Scorer = Callable[[str, float, Any], float]
+
+logger = logging.getLogger(__name__)
+
+
+class QueueReads:
+    """Re-scores and samples of one shared queue: at once without a reactor
+    (*in_thread* None: tools and tests), else in a thread, one re-score at a
+    time — one asked for while another runs is run once after it, with the
+    latest scorer — and a sample served from the last draw while the next is
+    drawn (a paused Redis must not stop the crawl for the estimate of what is
+    left).
+
+    :param prepare: called before each re-score (the worker gives back what it
+        prefetched and sends what it buffered: they are re-scored with the rest).
+    :param count_trips: told the round trips each read took.
+    :param stopping: whether the worker closes (a re-score stops at its next chunk).
+    """
+
+    def __init__(self, server: Any, key: str, scripts: Scripts, in_thread: Callable[..., Deferred[Any]] | None,
+                 prepare: Callable[[], None], count_trips: Callable[[int], None], stopping: Callable[[], bool]):
+        self.server, self.key, self.scripts, self.in_thread = server, key, scripts, in_thread
+        self._prepare, self._count_trips, self._stopping = prepare, count_trips, stopping
+        self._rescoring: Deferred[Any] | None = None  # a re-score running in a thread
+        self._next_scorer: Scorer | None = None
+        self._sampling: Deferred[Any] | None = None  # a sample on its way
+        self._last_sample: list[float] = []
+
+    def rescore(self, scorer: Scorer, keys: list[str] | None = None) -> None:
+        self._prepare()
+        if self.in_thread is None:
+            self._count_trips(rescore_keys(self.server, self.key, self.scripts, scorer, keys) if keys is not None
+                              else rescore_all(self.server, self.key, self.scripts, scorer, self._stopping))
+            return
+        if keys is not None:
+            self.in_thread(rescore_keys, self.server, self.key, self.scripts, scorer, keys).addCallbacks(
+                self._count_trips, self._failed)
+            return
+        if self._rescoring is not None:
+            self._next_scorer = scorer
+            return
+        self._rescoring = self.in_thread(rescore_all, self.server, self.key, self.scripts, scorer, self._stopping)
+        self._rescoring.addCallbacks(self._count_trips, self._failed)
+        self._rescoring.addBoth(self._rescored)
+
+    def sample(self, count: int) -> list[float]:
+        if self.in_thread is None:
+            self._count_trips(1)
+            return draw_sample(self.server, self.key, count)
+        if self._sampling is None:
+            self._sampling = self.in_thread(draw_sample, self.server, self.key, count)
+            self._sampling.addCallbacks(self._sampled, self._sample_failed)
+        return list(self._last_sample)
+
+    def _failed(self, failure: Any) -> None:
+        logger.error("Re-scoring %s failed: %s", self.key, failure.value)
+
+    def _rescored(self, _: Any) -> None:
+        self._rescoring = None
+        scorer, self._next_scorer = self._next_scorer, None
+        if scorer is not None:
+            self.rescore(scorer)
+
+    def _sampled(self, scores: list[float]) -> None:
+        self._sampling, self._last_sample = None, scores
+        self._count_trips(1)
+
+    def _sample_failed(self, failure: Any) -> None:
+        self._sampling = None  # the last sample stays; the next asks again
+        logger.warning("A sample of the shared frontier %s's scores failed (%s)", self.key, failure.value)
 
 
 def rescore_keys(server: Any, key: str, run: Scripts, scorer: Callable[[str, float, Any], float],
