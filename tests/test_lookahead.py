@@ -105,6 +105,28 @@ def test_context_graph_model_places_pages_in_their_layer(tmp_path: Path) -> None
     assert strict.place(["courses department people"])[0].layer == strict.other  # unsure: "other"
 
 
+def test_a_page_is_placed_once_by_the_strategys_judge_and_the_model_keeps_no_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The model remembered the last page it placed, so that the judge and the
+    # strategy placed a page once "whichever asks first": a call-order cache
+    # that missed as soon as a second page was judged before the first's links.
+    model = ContextGraphModel(depth=2, features=100).fit(hand_graph())
+    strategy = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), model)
+    judge = strategy.own_judge()
+    placed: list[str] = []
+    place = model.place
+    monkeypatch.setattr(model, "place", lambda texts: placed.extend(texts) or place(texts))
+    state = set(vars(model))
+    index = Page("http://u9.test/courses/", "list of courses offered this semester", [Link("http://u9.test/c/", "cs")])
+    course = Page("http://u9.test/courses/cs1/", "syllabus lecture homework exam grading", [Link("http://u9.test/x/", "x")])
+    judged = [judge.relevance(index), judge.relevance(course)]  # a batch judged before any page's links
+    scores = [strategy.score_links(index, judged[0]), strategy.score_links(course, judged[1])]
+    assert placed == [index.text, course.text]  # each page placed once
+    assert -1 <= scores[0][0] < 0 <= scores[1][0] + 1e-9 < 1  # layer 1, then layer 0
+    assert set(vars(model)) == state  # no page kept in the model
+
+
 def linked_universities_graph() -> TrainingGraph:
     """:func:`hand_graph`, each university also having a page of links to
     the next university's course index: course pages it leads to lie on
@@ -517,6 +539,24 @@ def test_infospiders_energy_reproduction_and_death() -> None:
     for n in range(200):
         arrive(page(f"http://h.test/e{n}", "weather", [], agent=1))
     assert len(spiders.living()) == 1 and spiders.deaths == 2
+
+
+def test_infospiders_links_go_to_their_own_pages_agent_whatever_the_order() -> None:
+    # The strategy kept only the last page's agent, and a page scored after
+    # another arrived "arrived" again: its agent was paid twice, and a sitemap
+    # (scored without arriving) took a fetch's energy.
+    spiders = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=2, seed=1)
+    first = page("http://h.test/a", "course syllabus", ["http://h.test/c1"], agent=0)
+    second = page("http://h.test/b", "weather news", ["http://h.test/x"], agent=1)
+    sims = [judge_and_learn(spiders, first), judge_and_learn(spiders, second)]  # a batch arrives, then links
+    energies = {agent.id: agent.energy for agent in spiders.agents.values()}
+    assert spiders.child_state(first, sims[0]) == {keys.AGENT: 0}
+    spiders.score_links(first, sims[0])
+    assert spiders.child_state(second, sims[1]) == {keys.AGENT: 1}
+    sitemap = page("http://h.test/sitemap.xml", "", ["http://h.test/c2"], agent=1)
+    spiders.score_links(sitemap, 0.0)
+    assert spiders.child_state(sitemap, 0.0) == {keys.AGENT: 1}
+    assert {agent.id: agent.energy for agent in spiders.agents.values()} == energies  # scoring pays nothing
 
 
 def test_infospiders_net_learns_to_predict_page_similarity() -> None:

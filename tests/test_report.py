@@ -18,7 +18,7 @@ def test_a_crawl_ends_with_a_report_that_renders_in_a_browser(tmp_path: Path) ->
     folder = tmp_path / "crawl"
     with ReplayProcess(str(_site(tmp_path))) as replay:
         result = run_crawl("bestfirst", folder, ["http://docs.test/"], replay.proxy_url, query=QUERY,
-                           settings={"FOCUS_JUDGE": "query-tf"})
+                           settings={"FOCUS_JUDGE": "query-tf", "FOCUS_REPORT": True})
     assert result.returncode == 0, result.log[-3000:]
     report = folder / "report.html"
     assert f"Crawl report: {report}" in result.log

@@ -8,9 +8,11 @@ strategy scores links the same way either way.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, ClassVar
 
 from crawlproject.judges.base import PageJudge
+from crawlproject.models.layer_classifier import Placement
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -28,13 +30,32 @@ class ContextGraphJudge(PageJudge):
 
     name: ClassVar[str] = "context-graph"
 
+    #: placements kept for pages whose links are not scored yet
+    KEPT = 10_000
+
     def __init__(self, model: ContextGraphModel, home: HomeSites):
         super().__init__()
         self.model, self.home = model, home
+        self._placed: OrderedDict[str, Placement] = OrderedDict()
+
+    def placement(self, page: Page) -> Placement:
+        """The page's layer, placed once whoever asks first (this judge, or
+        the context-graph strategy for the page's links) and kept until its
+        links are scored; "other" away from a site-bound topic's home."""
+        placed = self._placed.get(page.key)
+        if placed is None:
+            self.home.note(page)
+            if self.home.away(page.key):
+                placed = Placement(self.model.other, 0.0, 0.0)
+            else:
+                placed = self.model.place([page.text])[0]
+            self._placed[page.key] = placed
+            if len(self._placed) > self.KEPT:
+                self._placed.popitem(last=False)
+        return placed
 
     def score(self, page: Page) -> float:
-        self.home.note(page)
-        return 0.0 if self.home.away(page.key) else self.model.place_page(page.text).target
+        return self.placement(page).target
 
 
 class LinkValueJudge(PageJudge):

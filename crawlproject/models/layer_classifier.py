@@ -90,19 +90,6 @@ class ContextGraphModel:
         self.report = {"pages_per_layer": sizes, "features": len(chosen), "targets": len(graph.targets)}
         return self
 
-    _last_placed: tuple[str, Placement] | None = None
-
-    def place_page(self, text: str) -> Placement:
-        """The layer of one page; the last page's is remembered, so that the
-        crawl's judge (Pr(layer 0)) and its link scorer (the layer) place a
-        page once, whichever asks first."""
-        last = self._last_placed
-        if last is not None and (last[0] is text or last[0] == text):
-            return last[1]
-        placement = self.place([text])[0]
-        self._last_placed = (text, placement)
-        return placement
-
     def place(self, texts: Sequence[str]) -> list[Placement]:
         """The layer of each page (or "other"), with its posterior."""
         features = self.vectorizer.transform(texts)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from crawlproject.config import SettingsError
 from crawlproject.judges.models import ContextGraphJudge
-from crawlproject.models.layer_classifier import ContextGraphModel, Placement
+from crawlproject.models.layer_classifier import ContextGraphModel
 from crawlproject.models.taxonomy_classifier import ModelError
 from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, trained_model_path
@@ -42,6 +42,8 @@ class ContextGraphStrategy(CrawlStrategy):
         super().__init__(topic, analyzer, frontier)
         self.model = model
         self.home = home or HomeSites()
+        #: places each page in its layer (its judge, whichever judge the crawl uses)
+        self.placer = ContextGraphJudge(model, self.home)
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -55,16 +57,10 @@ class ContextGraphStrategy(CrawlStrategy):
 
     def own_judge(self) -> PageJudge:
         """Pr(layer 0 | page): how much a page looks like the targets."""
-        return ContextGraphJudge(self.model, self.home)
+        return self.placer
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        placement = self._place(page)
+        placement = self.placer.placement(page)
         confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
         at_home = -placement.layer + confidence
         return [-self.model.other if self.home.away(link.key) else at_home for link in page.links]
-
-    def _place(self, page: Page) -> Placement:
-        self.home.note(page)
-        if self.home.away(page.key):
-            return Placement(self.model.other, 0.0, 0.0)
-        return self.model.place_page(page.text)  # placed once, whether the judge or this asks first

@@ -67,6 +67,8 @@ INITIAL_ENERGY = 1.0
 #: Links of a dead agent, and links off a site-bound topic's home, drop this
 #: far: below any living agent's β·μ + G at home.
 DEAD_PENALTY = 1000.0
+#: Pages whose links are not scored yet: the agent each page's links go to.
+_LINKS_AGENTS_KEPT = 10_000
 
 
 @dataclass
@@ -150,7 +152,8 @@ class InfoSpidersStrategy(CrawlStrategy):
         self._similarity_sum, self._pages = 0.0, 0
         #: link key → (agent, inputs) until its page arrives, to learn from
         self._pending: RecentMemory[str, tuple[int, np.ndarray]] = RecentMemory(memory)
-        self._current: tuple[str, int] = ("", 0)  # the page just arrived, and the agent its links go to
+        #: page key → the agent its links go to, from the page's arrival until its links are scored
+        self._links_agents: RecentMemory[str, int] = RecentMemory(_LINKS_AGENTS_KEPT)
         self.births = self.deaths = 0
 
     @classmethod
@@ -200,12 +203,12 @@ class InfoSpidersStrategy(CrawlStrategy):
         sim = self._similarity(page, relevance)
         self._learn(page, sim)
         agent = self._live(self._agent_of(page), page, sim)
-        self._current = (page.key, agent.id)
+        self._links_agents.keep(page.key, agent.id)
         self.frontier.set("focus/infospiders/alive", len(self.living()))
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         sim = self._similarity(page, relevance)
-        agent = self.agents[self._links_agent(page, relevance)]
+        agent = self.agents[self._links_agent(page)]
         scores = []
         for link in page.links:
             if self.home.away(link.key):  # worth 0 when it arrives: nothing to predict
@@ -220,14 +223,17 @@ class InfoSpidersStrategy(CrawlStrategy):
         return scores
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
-        return {keys.AGENT: self._links_agent(page, relevance)}
+        return {keys.AGENT: self._links_agent(page)}
 
-    def _links_agent(self, page: Page, relevance: float | None) -> int:
-        """The agent the links of *page* go to (set when the page arrived;
-        a page whose links are scored without arriving arrives now)."""
-        if self._current[0] != page.key:
-            self.page_arrived(page, relevance)
-        return self._current[1]
+    def _links_agent(self, page: Page) -> int:
+        """The agent the links of *page* go to: set when the page arrived; a
+        page whose links are scored without arriving (a sitemap) goes to the
+        agent that asked for it, or is dealt one as a seed is."""
+        agent_id = self._links_agents.get(page.key)
+        if agent_id is None:
+            agent_id = self._agent_of(page).id
+            self._links_agents.keep(page.key, agent_id)
+        return agent_id
 
     def _gumbel(self) -> float:
         return -math.log(-math.log(self.noise.random() or 1e-300))
