@@ -220,7 +220,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--rss-size", type=int, default=1_000_000)
+    parser.add_argument("--rss-size", type=int, default=1_000_000, help="queued URLs of the RSS measure (0: none)")
     parser.add_argument("--rss-child", default="", help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
@@ -249,7 +249,7 @@ def main() -> int:
         )
         del prebuilt
         gc.collect()
-    memory = {name: rss_of(name, args.rss_size) for name in CONTENDERS}
+    memory = {name: rss_of(name, args.rss_size) for name in CONTENDERS} if args.rss_size > 0 else {}
     for name, m in memory.items():
         print(f"RSS at {m['queued']:,} queued: {name} {m['rss'] / 2**20:,.0f} MiB = {m['rss'] / m['queued']:.0f} B/URL; "
               f"growth {(m['rss'] - m['before']) / m['queued']:.0f} B/URL", flush=True)

@@ -223,7 +223,9 @@ def test_a_real_prometheus_scrapes_three_workers(slow_replay: Any, redis_server:
     targets.mkdir()
     port = free_port()
     (tmp_path / "prometheus.yml").write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        # a scrape may take 2 s on a busy machine: one Prometheus drops (past its timeout) is the final one a
+        # worker waited for, and the test then reads earlier figures (it failed so beside other tests)
+        "global: {scrape_interval: 2s, scrape_timeout: 2s, evaluation_interval: 2s}\n"
         "scrape_configs:\n  - job_name: crawls\n    file_sd_configs:\n"
         f"      - files: ['{targets}/*.json']\n        refresh_interval: 1s\n"
     )
