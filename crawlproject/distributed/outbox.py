@@ -28,7 +28,8 @@ _PAYLOADS_REMEMBERED = 4096
 class Outbox:
     """The buffers of one worker, and the round trip made of them.
 
-    :param limits: ``max_size, host_cap`` as the PUSH script takes them.
+    :param fifo: scores are ignored (every push is sent with score 0).
+    :param max_size: the shared frontier's bound, and *host_cap* its per-host cap, as the scripts take them.
     """
 
     def __init__(self, fifo: bool, max_size: int, host_cap: int):
