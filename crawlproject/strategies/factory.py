@@ -168,8 +168,10 @@ def judge_for(settings: BaseSettings, topic: Topic, strategy: CrawlStrategy) -> 
 def _share_experience(crawler: Crawler, strategy: CrawlStrategy) -> None:
     """With FOCUS_LEARNER_SHARED, the link learner (the strategy, or the one
     the focused crawler holds) learns every worker's verdicts through Redis."""
+    if not config.get_bool(crawler.settings, "FOCUS_LEARNER_SHARED"):
+        return  # before the import: the link learner costs a quarter of a second to import
     from crawlproject.strategies.link_learner import LinkLearnerStrategy
 
     learner = strategy if isinstance(strategy, LinkLearnerStrategy) else getattr(strategy, "links", None)
-    if isinstance(learner, LinkLearnerStrategy) and config.get_bool(crawler.settings, "FOCUS_LEARNER_SHARED"):
+    if isinstance(learner, LinkLearnerStrategy):
         learner.share_through(crawler)
