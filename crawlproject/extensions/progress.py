@@ -392,6 +392,7 @@ class CrawlProgress:
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        self.log_progress()  # the last figures, whatever the timer and the budget's tenths last showed
         summary = self.summary()
         summary["finish_reason"] = reason
         stats = self.crawler.stats
