@@ -32,7 +32,7 @@ class SlotQueue:
     diversity, window and reach rules.
 
     :param host_batch: k, the number of distinct download slots per batch of pops.
-    :param slot_names: the slot keys by index (ItemTables.slot_names).
+    :param tables: the items' tables (the slot keys by index: ItemTables.slot_names).
     :param live: whether an item is still its URL's place in the queue.
     """
 
