@@ -103,8 +103,8 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_OBJECTIVE": _choice("time", "time", "pages"),
     # N of the pages objective: the best queued URLs a ready slot may take (0: CONCURRENT_REQUESTS)
     "FOCUS_PAGES_WINDOW": _int(0),
-    # How far below the window a free host may reach (× N) when few busy hosts hold the URLs above (1: the window only)
-    "FOCUS_PAGES_REACH": _int(1, minimum=1),
+    # Delays a free host's best below the window waits for the busy hosts holding the URLs above (0: as long as they take)
+    "FOCUS_PAGES_WAIT": _float(0.0),
     # Past FOCUS_FRONTIER_MAX: spill the lowest-ranked to disk, or drop them (counted)
     "FOCUS_FRONTIER_OVERFLOW": _choice("spill", "spill", "drop"),
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),

@@ -157,31 +157,53 @@ def fetch_order(log: Path) -> list[str]:
 
 def test_a_second_relevant_host_is_used_while_the_first_is_busy(tmp_path: Path) -> None:
     """The window of the 16 best sits on A; B's links rank just below it.
-    Within reach, B's slot takes its best while A works through its own —
+    With a wait, B's slot takes its best while A works through its own —
     where the window alone leaves B waiting until A's run out."""
     orders = {}
-    for reach in (1, 2):
-        log = tmp_path / f"access-{reach}.log"
+    for wait in (0, 1):
+        log = tmp_path / f"access-{wait}.log"
         with ReplayProcess(str(relevant_hosts(tmp_path)), access_log=str(log)) as replay:
-            result = run_crawl("bestfirst", tmp_path / f"reach-{reach}", ["http://a.test/"], replay.proxy_url, QUERY,
-                               settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 36, "FOCUS_PAGES_REACH": reach})
+            result = run_crawl("bestfirst", tmp_path / f"wait-{wait}", ["http://a.test/"], replay.proxy_url, QUERY,
+                               settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 36, "FOCUS_PAGES_WAIT": wait})
         assert result.returncode == 0, result.log[-3000:]
-        orders[reach] = fetch_order(log)
+        orders[wait] = fetch_order(log)
     def first_b(order: list[str]) -> int:  # how many of A's pages were fetched before B's first
         return next(i for i, url in enumerate(order) if url.startswith("http://b.test/")) - 1
-    assert b_fetched(orders[1]) <= 12 and first_b(orders[1]) >= 20, orders[1]  # B waited for A's window to drain
-    assert b_fetched(orders[2]) >= 12 and first_b(orders[2]) <= 12, orders[2]  # B fetched beside A
+    assert b_fetched(orders[0]) <= 12 and first_b(orders[0]) >= 20, orders[0]  # B waited for A's window to drain
+    assert b_fetched(orders[1]) >= 12 and first_b(orders[1]) <= 12, orders[1]  # B fetched beside A
 
 
-def test_a_dead_host_is_never_fed_from_the_budget_by_the_reach(tmp_path: Path) -> None:
+def test_a_worker_on_the_redis_frontier_uses_the_second_relevant_host_while_the_first_is_busy(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The same web, crawled by a worker of the Redis frontier with a wait
+    of one delay: B's pages are fetched beside A's, not after A's window
+    drained (with a wait of 0 B's first page came 25th). A worker sees as
+    deep as it prefetched: 64 here, past A's 40. Workers sharing the hosts'
+    turns lease only the URLs of hosts whose turn it is, so their prefetch
+    spreads over the hosts without a wait."""
+    key = "polite:wait"
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(relevant_hosts(tmp_path)), access_log=str(log)) as replay:
+        process = worker(replay.proxy_url, redis_server.url, key, tmp_path / "w", CLOSESPIDER_PAGECOUNT=36,
+                         FOCUS_SHARED_POLITENESS=False, FOCUS_PAGES_WAIT=1, FOCUS_REDIS_PREFETCH=64)
+        assert process.wait(timeout=120) == 0
+    RedisFrontier(redis.Redis.from_url(redis_server.url), key, 1).clear()
+    order = fetch_order(log)
+    assert len(order) == len(set(order)) >= 30, order  # each page once, the budget spent
+    first_b = next((i for i, url in enumerate(order) if url.startswith("http://b.test/")), len(order))
+    assert b_fetched(order) >= 12 and first_b <= 12, order
+
+
+def test_a_dead_host_is_never_fed_from_the_budget_below_the_window(tmp_path: Path) -> None:
     """D's links rank as B's, beyond the window; D holds none of its pages
     (404: links out of the web). Its first fetch finds it dead and no other
-    URL of D is handed out by the reach, while B's keep going."""
+    URL of D is handed out from below the window, while B's keep going."""
     log = tmp_path / "access.log"
     with ReplayProcess(str(relevant_hosts(tmp_path, dead=True)), access_log=str(log)) as replay:
         result = run_crawl("bestfirst", tmp_path / "dead", ["http://a.test/"], replay.proxy_url, QUERY,
-                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 24, "FOCUS_PAGES_REACH": 2})
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 24, "FOCUS_PAGES_WAIT": 1})
     assert result.returncode == 0, result.log[-3000:]
     requested = fetch_order(log)
     assert len([url for url in requested if url.startswith("http://d.test/")]) == 1, requested
-    assert b_fetched(requested) >= 4, requested  # the reach was used — by the live host
+    assert b_fetched(requested) >= 4, requested  # below the window: the live host

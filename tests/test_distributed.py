@@ -446,8 +446,8 @@ def test_workers_stop_with_one_error_line_when_redis_restarts_without_persistenc
     assert "keeps nothing on disk (appendonly no" in log  # warned at start
 
 
-def test_the_redis_frontier_reaches_below_the_window_by_the_same_rule(redis_server: RedisServer) -> None:
-    """Issue 61: a worker's pop with a reach (its prefetch, best first) follows
+def test_the_redis_frontier_takes_below_the_window_by_the_same_rule(redis_server: RedisServer) -> None:
+    """Issue 61: a worker's pop with a wait (its prefetch, best first) follows
     the rule the memory frontier's model test writes plainly."""
     import random
 
@@ -455,7 +455,7 @@ def test_the_redis_frontier_reaches_below_the_window_by_the_same_rule(redis_serv
 
     client = redis.Redis.from_url(redis_server.url)
     rng = random.Random(61)
-    window, reach = 4, 12
+    window, wait = 4, 1.0
     reached = 0
     for trial in range(120):
         frontier = RedisFrontier(client, f"reach:{trial}", 10_000, prefetch=64)
@@ -467,9 +467,9 @@ def test_the_redis_frontier_reaches_below_the_window_by_the_same_rule(redis_serv
         order = sorted(scores, key=lambda url: -scores[url])
         busy = {"h0"} | {f"h{i}" for i in range(1, 4) if rng.random() < 0.3}
         dead = {f"h{i}" for i in range(1, 4) if rng.random() < 0.2}
-        entry = frontier.pop(busy, window, hold=True, reach=reach, dead=dead)
-        expected = expected_pop(order, scores, busy, window, reach, dead)
+        entry = frontier.pop(busy, window, hold=True, wait=wait, dead=dead)
+        expected = expected_pop(order, scores, busy, window, wait, dead)
         assert (entry.url if entry else None) == expected, (trial, busy, dead)
         reached += expected is not None and order.index(expected) >= window
         frontier.clear()
-    assert reached >= 3, reached  # the reach itself was exercised, not only the window
+    assert reached >= 3, reached  # the wait itself was exercised, not only the window

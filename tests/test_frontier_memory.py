@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crawlproject.frontier.base import PushOutcome, host_share, within_reach
+from crawlproject.frontier.base import PushOutcome, within_reach
 from crawlproject.frontier.memory import MemoryFrontier
 from crawlproject.web.urls import host_of
 
@@ -377,38 +377,37 @@ def test_payloads_are_freed_with_their_last_url() -> None:
     assert tables.references == [0, 1]  # the freed slot is reused
 
 
-def expected_pop(order: list[str], score: dict[str, float], busy: set[str], window: int, reach: int,
+def expected_pop(order: list[str], score: dict[str, float], busy: set[str], window: int, wait: float,
                  dead: set[str]) -> str | None:
     """The pages objective's rule, written plainly (Frontier.pop): the best
-    URL of a free host among the *window* best; below them, within the
-    *reach* best when the URLs above, each host's counted up to its share of
-    the window, are fewer than *window* and its score is within reach of the
-    window's — never for a dead host."""
-    held: dict[str, int] = {}
-    capped = 0
+    URL of a free host among the *window* best; below them, with *wait*, the
+    first free host's best when the r URLs above it, on h hosts (busy, or
+    dead and passed over), drain past it in (r − window + 1) / h ≥ *wait*
+    delays and its score is within reach of the window's — a dead host
+    passed over."""
+    holders: set[str] = set()
     for index, url in enumerate(order):
         host = host_of(url)
-        if window and index >= max(window, reach):
-            return None
-        free = host not in busy and host not in held
+        free = host not in busy and host not in holders
         if free and (not window or index < window):
             return url
-        if free and (capped >= window or not within_reach(score[url], score[order[0]], score[order[window - 1]])):
+        if free and not wait:
             return None
         if free and host not in dead:
-            return url
-        held[host] = held.get(host, 0) + 1
-        capped += held[host] <= host_share(window)
+            waits = (index - window + 1) / len(holders) < wait
+            return None if waits or not within_reach(score[url], score[order[0]], score[order[window - 1]]) else url
+        holders.add(host)
     return None
 
 
 @pytest.mark.parametrize("seed", range(40))
-@pytest.mark.parametrize(("window", "reach"), [(0, 0), (1, 1), (3, 3), (12, 12), (3, 9), (4, 8)])
-def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, reach: int) -> None:
+@pytest.mark.parametrize(("window", "wait"), [(0, 0.0), (1, 0.0), (3, 0.0), (12, 0.0), (3, 1.0), (4, 2.0), (2, 0.5)])
+def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, wait: float) -> None:
     """Against the obvious model: the best URL (ties first in, first out)
     among the slots not busy, else the best URL of all — raises included;
-    with a window, only among the *window* best URLs, or within *reach* when
-    few busy hosts hold the URLs above (never a dead host's), else none."""
+    with a window, only among the *window* best URLs, or below them when the
+    busy hosts above would keep it waiting longer than *wait* of their delays
+    (never a dead host's), else none."""
     rng = random.Random(seed)
     frontier = MemoryFrontier(10_000)
     model: dict[str, tuple[float, int]] = {}
@@ -424,10 +423,10 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, r
         else:
             busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
             dead = {f"h{i}" for i in range(4) if rng.random() < 0.2}
-            entry = frontier.pop(busy, window, reach=reach, dead=dead)
+            entry = frontier.pop(busy, window, wait=wait, dead=dead)
             order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
             scores = {url: value for url, (value, _) in model.items()}
-            best = expected_pop(order, scores, busy, window, reach, dead) or (None if window else next(iter(order), None))
+            best = expected_pop(order, scores, busy, window, wait, dead) or (None if window else next(iter(order), None))
             if best is None:
                 assert entry is None
                 continue

@@ -410,19 +410,19 @@ class RedisFrontier:
         return PushOutcome.PENDING
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
         way: it wakes the engine when it lands). The prefetch is best first:
         the best of a slot not in *skip*, with *window* among its first
-        *window* only, or within its first *reach* when few busy slots hold
-        the ones above (Frontier.pop)."""
+        *window* only, or (with *wait*) below them when the busy slots above
+        would keep it waiting longer (Frontier.pop)."""
         if self.asynchronous:
             if len(self._prefetched) <= self.prefetch // 2:
                 self._round_trip(pop=self.prefetch)
         elif not self._prefetched:
             self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
-        return self._prefetched.take(skip, window, hold, reach, dead)
+        return self._prefetched.take(skip, window, hold, wait, dead)
 
     def _fill(self, result: list[Any]) -> None:
         dropped, leased = self._prefetched.fill(result)

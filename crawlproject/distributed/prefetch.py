@@ -1,7 +1,8 @@
 """The URLs a worker leased ahead from the shared frontier, best first, and the
 rule that hands them out (Frontier.pop): the best of a host that can take a
-request now, under the pages objective only among the window's first — or
-within the reach when the URLs above are held by few busy hosts.
+request now, under the pages objective only among the window's first — or,
+with a wait, when the busy hosts holding the URLs above would keep it
+waiting longer than that.
 
 The POP script leases them in the shared queue's order; the rule here is the
 memory frontier's (crawlproject.frontier.slot_queue), counted within what
@@ -11,12 +12,12 @@ was prefetched.
 from __future__ import annotations
 
 import pickle
-from collections import Counter, deque
+from collections import deque
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawlproject.distributed.wire import parse_entry
-from crawlproject.frontier.base import FrontierEntry, host_share, within_reach
+from crawlproject.frontier.base import FrontierEntry, drained_soon, within_reach
 
 if TYPE_CHECKING:
     from collections.abc import Container, Iterator
@@ -42,24 +43,22 @@ class Prefetched:
         self.batch_hosts = []
 
     def take(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-             reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
+             wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
         """The entry the rule allows, out of the prefetch; None if none."""
         entries = self._entries
-        share, deepest = host_share(window), max(reach, window)
-        held: Counter[str] = Counter()  # the entries above, by host
-        capped = 0  # … each host's counted up to its share
+        holders: set[str] = set()  # the hosts of the entries above: busy, or dead and passed over
         for index, entry in enumerate(entries):
-            if window and index >= deepest:
-                return None
             host = urlsplit(entry.url).hostname or ""
             passed_over = bool(skip) and host in skip
             if not passed_over and window and index >= window:
-                if capped >= window or not within_reach(entry.score, entries[0].score, entries[window - 1].score):
-                    return None  # too far down: behind many hosts' URLs, or worth far less than the window's
+                if not wait:
+                    return None  # the window only
                 passed_over = host in dead  # a dead host is passed over
+                if not passed_over and (drained_soon(index, len(holders), window, wait) or not within_reach(
+                        entry.score, entries[0].score, entries[window - 1].score)):
+                    return None  # it enters the window soon, or is worth far less than the window's
             if passed_over:
-                held[host] += 1
-                capped += held[host] <= share
+                holders.add(host)
                 continue
             del entries[index]
             return entry

@@ -22,6 +22,7 @@ new scores to everything queued.
 from __future__ import annotations
 
 import enum
+import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -82,15 +83,30 @@ class FrontierEntry(NamedTuple):
     url: str  #: the URL to fetch, as it was found (== key when they agree)
 
 
-def host_share(window: int) -> int:
-    """How many of a busy slot's URLs count against a free slot's under the
-    pages objective's reach (Frontier.pop): half the window, so that one host
-    busy with many good URLs cannot hold every other host back.
+def drained_soon(above: int, holders: int, window: int, wait: float) -> bool:
+    """Whether a free host's best URL below the pages objective's window is
+    better left to wait (Frontier.pop): the *above* URLs that rank above it,
+    on *holders* busy hosts each fetching one per delay, drain past it — it
+    enters the window — within *wait* of those delays. It waits
+    (above − window + 1) / holders delays.
 
-    >>> host_share(16), host_share(1)
-    (8, 1)
+    >>> drained_soon(16, 1, 16, wait=1), drained_soon(40, 1, 16, wait=1)
+    (False, False)
+    >>> drained_soon(17, 4, 16, wait=1), drained_soon(20, 4, 16, wait=1)
+    (True, False)
     """
-    return max(1, (window + 1) // 2)
+    return above - window + 1 < wait * holders
+
+
+def needed_above(holders: int, window: int, wait: float) -> int:
+    """How many URLs above a free host's best make it too long a wait
+    (:func:`drained_soon` is False from there): a walk counting them may stop
+    at this many.
+
+    >>> needed_above(1, 16, 1.0), needed_above(4, 16, 1.0), needed_above(3, 16, 0.5)
+    (16, 19, 17)
+    """
+    return window - 1 + math.ceil(wait * holders)
 
 
 def within_reach(score: float, best: float, window_last: float) -> bool:
@@ -155,7 +171,7 @@ class Frontier(Protocol):
         ...
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
         """Lease and return the best URL the diversity rule allows, or
         ``None`` when nothing is queued. A URL of a download slot in *skip*
         (busy now) is taken only when every slot with URLs is in it — never
@@ -164,14 +180,14 @@ class Frontier(Protocol):
         With *window* > 0 (a crawl whose budget is pages) a URL of a slot
         not in *skip* is taken only when fewer than *window* queued URLs rank
         above it, and none is taken from a slot in *skip*: ``None`` then,
-        though URLs are queued — the best wait for their slots. With *reach*
-        > *window* a free slot's best URL is also taken when fewer than
-        *reach* rank above it and, counting each busy slot's at most
-        :func:`host_share` of the window, fewer than *window* do (the URLs
-        above it are held by few busy hosts, so it would wait long), and its
-        score is :func:`within_reach` of the window's; never a slot of
-        *dead* (every fetch of it failed or answered an error) that way. A backend
-        that prefetches may count within what it prefetched."""
+        though URLs are queued — the best wait for their slots. With *wait*
+        > 0 the best free slot's best URL below the window is also taken when
+        the busy slots holding the URLs above it would not drain past it
+        within *wait* of their delays (:func:`drained_soon`) and its score is
+        :func:`within_reach` of the window's; never a slot of *dead* (every
+        fetch of it failed or answered an error): the next free slot's best
+        is considered instead. A backend that prefetches may count within
+        what it prefetched."""
         ...
 
     def claim(

@@ -10,7 +10,7 @@ Layout, chosen for O(log n) push and pop in about 200 bytes per queued URL:
   the key (a small int), not by the URL string: the URL is stored once, in
   its item;
 * the order is a heap per download slot under the diversity, window and
-  reach rules (crawlproject.frontier.slot_queue);
+  wait rules (crawlproject.frontier.slot_queue);
 * past ``max_size`` the lowest-ranked items spill to disk or are dropped
   (crawlproject.frontier.bound);
 * every heap is compacted when stale items outnumber live ones.
@@ -262,15 +262,15 @@ class MemoryFrontier:
         return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            reach: int = 0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
         """The best URL, from a download slot not in *skip* when any other
         slot has URLs (a slot that cannot take a request now); with *hold*
         only from one not in *skip*; with *window*, only one that fewer than
-        *window* queued URLs rank above, or within *reach* when few busy
-        slots hold those (Frontier.pop)."""
+        *window* queued URLs rank above, or (with *wait*) one the busy slots
+        above would keep waiting longer (Frontier.pop)."""
         for fp, back in self._bound.refill():
             self._enqueue(fp, back)
-        item = self._order.pop(self._take, skip, window, hold or window > 0, reach, dead)
+        item = self._order.pop(self._take, skip, window, hold or window > 0, wait, dead)
         return None if item is None else self._entry(item)
 
     def _entry(self, item: bytes) -> FrontierEntry:

@@ -137,7 +137,7 @@ class FrontierScheduler(BaseScheduler):
         budget: PageBudget | None = None,
         slot_aware: bool = True,
         window: int = 0,
-        reach: int = 1,
+        wait: float = 0.0,
     ):
         self.crawler = crawler
         self.slot_aware = slot_aware
@@ -146,12 +146,13 @@ class FrontierScheduler(BaseScheduler):
         #: the delay in the slot: the downloader's timer sends it, and the
         #: download's end asks the engine for the next (no poll, no stall).
         self.window = window if slot_aware else 0
-        #: How deep (URLs) a free slot may reach when few busy slots hold the
-        #: URLs above its best (Frontier.pop); a slot handed a request and not
-        #: yet answered 2xx (dead: every fetch failed or answered an error —
-        #: links out of the web the crawl can reach — or its first answer still
-        #: to come) never does: a dead host gets one probe from the reach.
-        self.reach = reach * self.window
+        #: How many of their delays a free slot's best below the window waits
+        #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
+        #: long as they take). A slot handed a request and not yet answered
+        #: 2xx (dead: every fetch failed or answered an error — links out of
+        #: the web the crawl can reach — or its first answer still to come) is
+        #: passed over: a dead host gets one probe from below the window.
+        self.wait = wait if self.window else 0.0
         self._live_slots: set[str] = set()
         self._dead_slots: set[str] = set()
         #: The time objective's wake-up: when every slot with URLs is busy, a
@@ -206,7 +207,7 @@ class FrontierScheduler(BaseScheduler):
             budget=PageBudget.of(crawler),
             slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
             window=pages_window(settings),
-            reach=config.get_int(settings, "FOCUS_PAGES_REACH"),
+            wait=config.get_float(settings, "FOCUS_PAGES_WAIT"),
         )
 
     # -- BaseScheduler contract --------------------------------------------
@@ -265,7 +266,7 @@ class FrontierScheduler(BaseScheduler):
                 entry = self.batches.next(self.frontier)
             else:
                 busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
-                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware, reach=self.reach,
+                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware, wait=self.wait,
                                           dead=self._dead_slots)
                 if entry is None and busy and not self.window and self._slots.next_ready is None:
                     # Every slot busy with downloads, none waiting on a delay alone:
@@ -298,7 +299,7 @@ class FrontierScheduler(BaseScheduler):
             slot = default_slot_key(request)
             self._handed_out[request] = slot
             self._handed_per_slot[slot] += 1
-            if self.reach > self.window and slot not in self._live_slots:
+            if self.wait and slot not in self._live_slots:
                 self._dead_slots.add(slot)  # tried, not yet proven: one probe, until a 2xx answers
             if slot in busy:  # every slot with requests was busy: it waits in its slot
                 self.counts.inc("scheduler/busy_slot")
@@ -426,9 +427,9 @@ class FrontierScheduler(BaseScheduler):
             fetch.responded = True
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
-        if fetch is not None and self.reach > self.window and 200 <= response.status < 300:  # not robots.txt
+        if fetch is not None and self.wait and 200 <= response.status < 300:  # not robots.txt
             slot = default_slot_key(request)
-            self._live_slots.add(slot)  # proven: the reach may feed it
+            self._live_slots.add(slot)  # proven: it may be fed from below the window
             self._dead_slots.discard(slot)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:

@@ -6,8 +6,8 @@ A pop takes the best item of a slot that can take a request now (the
 scheduler names the busy ones), and with a batch of k > 1 a slot not used
 yet in the current batch, so every k consecutive pops come from k distinct
 slots. Under the pages objective (a *window*) a free slot's best goes only
-when it ranks among the window's best — or within the *reach* when the URLs
-above it are held by few busy slots.
+when it ranks among the window's best — or, with a *wait*, when the busy
+slots holding the URLs above it would keep it waiting longer than that.
 
 The queue holds items only; which of them are still their URL's place in the
 queue (not stale copies a re-score or an eviction left) is the owner's
@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from crawlproject.frontier.base import host_share, within_reach
+from crawlproject.frontier.base import drained_soon, needed_above, within_reach
 from crawlproject.frontier.items import HEADER, ItemTables, score_of
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class SlotQueue:
     """Heaps of items by download slot, popped best first under the
-    diversity, window and reach rules.
+    diversity, window and wait rules.
 
     :param host_batch: k, the number of distinct download slots per batch of pops.
     :param tables: the items' tables (the slot keys by index: ItemTables.slot_names).
@@ -85,12 +85,12 @@ class SlotQueue:
         return next(iter(self._heaps.values())) if len(self._heaps) == 1 else None
 
     def pop(self, take: Callable[[bytes], bool], skip: Container[str] = (), window: int = 0,
-            hold: bool = False, reach: int = 0, dead: Container[str] = ()) -> bytes | None:
+            hold: bool = False, wait: float = 0.0, dead: Container[str] = ()) -> bytes | None:
         """The best live item the rules allow (Frontier.pop), out of its heap;
         *take* says whether it is leased (False: dropped, and the next one is
         tried)."""
         queue, slots = self._queue, self._tables.slot_names
-        skipped: list[tuple[bytes, int]] = []  # busy slots (and free ones passed over), best first
+        skipped: list[tuple[bytes, int]] = []  # busy slots (and dead ones passed over), best first
         try:
             while True:
                 if queue:
@@ -100,16 +100,11 @@ class SlotQueue:
                     if skip and slots[slot] in skip:
                         skipped.append((top, slot))
                         continue
-                    if window and skipped:
-                        above, held_by_few = self._ranked_above(skipped, top, window, max(reach, window))
-                        if held_by_few and above >= window:
-                            held_by_few = within_reach(_score(top), _score(skipped[0][0]),
-                                                       _score(self._nth_best(skipped, window)))
-                        if above >= window and not (held_by_few and slots[slot] not in dead):
-                            skipped.append((top, slot))  # put back with the busy ones
-                            if held_by_few:
-                                continue  # a dead slot passed over: the next free one may go
-                            return None  # too far down: the best wait for their slots
+                    if window and skipped and not self._may_go(top, slots[slot], skipped, window, wait, dead):
+                        skipped.append((top, slot))  # put back with the busy ones
+                        if wait and slots[slot] in dead:
+                            continue  # a dead slot passed over: the next free one may go
+                        return None  # the best wait for their slots
                 elif self._end_batch(only_if_pending=True):
                     continue  # only slots of the current batch had URLs: the batch ends early
                 elif skipped and not hold:
@@ -133,19 +128,29 @@ class SlotQueue:
             for top, slot in skipped:
                 heapq.heappush(queue, (top, slot))
 
-    def _ranked_above(self, slots: list[tuple[bytes, int]], item: bytes, window: int, reach: int) -> tuple[int, bool]:
-        """How many live items of *slots* rank above *item* (counted up to
-        *reach*), and whether they are held by few: fewer than *reach* of
-        them, and fewer than *window* when each slot counts at most
-        :func:`host_share` of the window (Frontier.pop). A walk down each
-        slot's heap that stops where an item ranks below *item* (its
-        children rank lower still)."""
-        share = host_share(window)
-        count = capped = 0
-        for slot in {slot for _, slot in slots}:  # the slot queue may name a slot twice
+    def _may_go(self, top: bytes, slot: str, skipped: list[tuple[bytes, int]], window: int, wait: float,
+                dead: Container[str]) -> bool:
+        """Whether a free slot's best *top* goes while the *skipped* slots
+        hold URLs above it: when fewer than *window* do, or (with *wait*)
+        when they would keep it waiting longer than *wait* of their delays,
+        it is within reach of the window's score and its slot is not dead."""
+        holders = len({held for _, held in skipped})  # the slot queue may name a slot twice
+        enough = needed_above(holders, window, wait) if wait else window
+        above = self._count_above(skipped, top, max(window, enough))
+        if above < window:
+            return True
+        if not wait or slot in dead or drained_soon(above, holders, window, wait):
+            return False
+        return within_reach(_score(top), _score(skipped[0][0]), _score(self._nth_best(skipped, window)))
+
+    def _count_above(self, slots: list[tuple[bytes, int]], item: bytes, limit: int) -> int:
+        """How many live items of *slots* rank above *item*, counted up to
+        *limit*: a walk down each slot's heap that stops where an item ranks
+        below *item* (its children rank lower still)."""
+        count = 0
+        for slot in {slot for _, slot in slots}:
             heap = self._heaps.get(slot, [])
             stack = [0] if heap else []
-            own = 0
             while stack:
                 index = stack.pop()
                 node = heap[index]
@@ -153,12 +158,10 @@ class SlotQueue:
                     continue
                 if self._live(node):
                     count += 1
-                    own += 1
-                    capped += own <= share
-                    if count >= reach:
-                        return count, False
+                    if count >= limit:
+                        return count
                 stack.extend(child for child in (2 * index + 1, 2 * index + 2) if child < len(heap))
-        return count, reach > window and capped < window
+        return count
 
     def _nth_best(self, slots: list[tuple[bytes, int]], n: int) -> bytes:
         """The *n*-th best live item of *slots* (they hold at least *n*): a
