@@ -44,6 +44,7 @@ from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraph
 
 SHAPE: dict[str, Any] = {"pages": 50_000, "hosts": 50, "seed": 5, "cross_host": 0.3}
 QUERY = "course syllabus lecture homework"
+TOPIC = "course"  #: the synthetic web's topics the query asks for: course/cornell, course/misc, …
 VARIANTS: dict[str, dict[str, Any]] = {
     "frontier, time objective": {"FOCUS_OBJECTIVE": "time"},
     "frontier, pages objective": {"FOCUS_OBJECTIVE": "pages"},
@@ -56,7 +57,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def crawl(proxy: str, seeds: list[str], folder: Path, seconds: float, delay: float, extra: dict[str, Any]) -> dict[str, Any]:
+def crawl(web: SyntheticWeb, proxy: str, seeds: list[str], folder: Path, seconds: float, delay: float,
+          extra: dict[str, Any]) -> dict[str, Any]:
     settings = {
         "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
         "DOWNLOAD_DELAY": delay, "RANDOMIZE_DOWNLOAD_DELAY": False, "CONCURRENT_REQUESTS": 16,
@@ -71,9 +73,14 @@ def crawl(proxy: str, seeds: list[str], folder: Path, seconds: float, delay: flo
     if completed.returncode:
         raise RuntimeError(completed.stderr[-2000:])
     summary = json.loads((folder / "summary.json").read_text())
-    hosts = {json.loads(line)["url"].split("/")[2] for line in (folder / "history.jsonl").read_text().splitlines()}
+    urls = [json.loads(line)["url"] for line in (folder / "history.jsonl").read_text().splitlines()]
     return {"pages": summary["pages_fetched"], "seconds": time.monotonic() - started,
-            "pages_per_second": summary["pages_fetched"] / seconds, "hosts": len(hosts)}
+            "pages_per_second": summary["pages_fetched"] / seconds, "hosts": len({url.split("/")[2] for url in urls}),
+            "on_topic": [(web.topic_of(url) or "").split("/")[0] == TOPIC for url in urls]}
+
+
+def share(flags: list[bool]) -> float:
+    return 100 * sum(flags) / len(flags) if flags else 0.0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             tempfile.TemporaryDirectory() as work:
         for repeat in range(args.repeats):
             for number, (name, extra) in enumerate(VARIANTS.items()):  # interleaved: load hits every variant alike
-                result = crawl(replay.proxy_url, seeds, Path(work) / f"run{repeat}-variant{number}",
+                result = crawl(web, replay.proxy_url, seeds, Path(work) / f"run{repeat}-variant{number}",
                                args.seconds, args.delay, extra)
                 runs[name].append(result)
                 print(f"run {repeat + 1}: {name:28} {result['pages']:5d} pages, "
@@ -105,20 +112,28 @@ def main(argv: list[str] | None = None) -> None:
     figure = (f"best-first over 50 polite hosts, time objective: {ours:.1f} pages/s = {ours / base:.2f}× Scrapy's "
               f"DownloaderAware ({base:.1f}), {ours / unaware:.1f}× the scheduler with slots ignored ({unaware:.1f}); "
               f"pages objective {pages:.1f} ({pages / base:.2f}×), with a wait of 1 delay {waited:.1f} ({waited / base:.2f}×)")
+    # On-topic pages among the first K fetched, K the fewest any crawl fetched:
+    # what the same page budget bought, whatever the pace.
+    first = min(len(r["on_topic"]) for results in runs.values() for r in results)
     rows = []
     for name, results in runs.items():
         rate = median([r["pages_per_second"] for r in results])
         each = ", ".join(f"{r['pages_per_second']:.2f}" for r in results)
         hosts = median([r["hosts"] for r in results])
-        rows.append(f"| {name} | {rate:.2f} | {each} | {rate / base:.2f}× | {hosts:.0f} |")
+        early = median([share(r["on_topic"][:first]) for r in results])
+        overall = median([share(r["on_topic"]) for r in results])
+        rows.append(f"| {name} | {rate:.2f} | {each} | {rate / base:.2f}× | {hosts:.0f} | {early:.0f} | {overall:.0f} |")
         print(f"{name:28} median {rate:.2f} pages/s ({rate / base:.2f}× Scrapy's), hosts {hosts:.0f}")
     body = (
         f"`python -m bench.slots --seconds {args.seconds:g} --delay {args.delay:g} --repeats {args.repeats}` — "
         f"a best-first crawl of a synthetic web of {SHAPE['hosts']} hosts ({SHAPE['pages']:,} pages), every host "
         f"one request at a time, {args.delay:g} s apart, 16 requests in flight, {args.seconds:g} s per crawl; "
-        "variants interleaved, median of the runs.\n\n"
-        "| scheduler | pages/s (median) | each run | × Scrapy's DownloaderAware | hosts fetched from |\n"
-        "|---|---|---|---|---|\n" + "\n".join(rows)
+        f"variants interleaved, median of the runs. On topic: the share of pages whose topic is the query's "
+        f"(the web's own labels {TOPIC}/…), among the first {first} each crawl fetched (the fewest any crawl "
+        "fetched: the same page budget) and among all it fetched.\n\n"
+        "| scheduler | pages/s (median) | each run | × Scrapy's DownloaderAware | hosts fetched from "
+        f"| on topic, first {first} % | on topic, all % |\n"
+        "|---|---|---|---|---|---|---|\n" + "\n".join(rows)
     )
     if not args.no_write:
         write_section("slots", body, figure=figure, target="issue 35: ≥ 0.95× Scrapy's DownloaderAwarePriorityQueue (time objective); "
