@@ -37,8 +37,11 @@ CRAWL_TIMEOUT = 240
 #: The project's defaults are polite to real sites (one request at a time per
 #: host, a delay); a replay on loopback is no one's site, so tests override them.
 #: The HTML report (matplotlib: a second and a half of a crawl process's CPU)
-#: is left to the tests that read it (FOCUS_REPORT=True).
-FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO", "FOCUS_REPORT": False}
+#: is left to the tests that read it (FOCUS_REPORT=True), and the near-duplicate
+#: check (datasketch imports scipy.integrate: half a second) to the tests of it
+#: (FOCUS_NEAR_DUPLICATES=0.8, the default).
+FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO", "FOCUS_REPORT": False,
+                                        "FOCUS_NEAR_DUPLICATES": 0}
 
 
 #: Seconds each test file took in a whole run: the test processes are handed

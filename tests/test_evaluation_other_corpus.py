@@ -60,14 +60,14 @@ def test_quality_benchmark_runs_unchanged_on_another_corpus(tmp_path: Path) -> N
     generated_corpus(corpus)
     out, data = tmp_path / "results", tmp_path / "data"
     done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "3",
+        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "2",
          "--budgets", "10,30", "--strategies", "breadth-first,best-first,path-oracle",
          "--no-write", "--out", str(out), "--data", str(data)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     topics = [json.loads(line) for line in (data / "topics.jsonl").read_text().splitlines()]
-    assert len(topics) == 3
+    assert len(topics) == 2
     assert (out / "topic-ids.txt").read_text().split() == [t["id"] for t in topics]
     result = json.loads((data / "eval.json").read_text())
     assert len((out / "per-topic.tsv").read_text().splitlines()) == 1 + len(result["crawls"]) * 2
@@ -80,7 +80,7 @@ def test_quality_benchmark_runs_unchanged_on_another_corpus(tmp_path: Path) -> N
     # Run again into the same folders: the earlier crawls are made anew (a
     # crawl refuses a folder that holds another; this failed every crawl before).
     again = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "3",
+        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "2", "--tasks", "1",
          "--budgets", "10,30", "--strategies", "breadth-first", "--no-write", "--out", str(out), "--data", str(data)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import xxhash
-from datasketch import MinHash, MinHashLSH
 
 from crawlproject import config
 
@@ -55,6 +54,10 @@ class NearDuplicates:
         self.threshold = threshold
         self.shingle = shingle
         self.keep = keep
+        # Imported here: datasketch's package imports scipy.integrate (half a second a
+        # crawl process pays only when the check is on).
+        from datasketch import MinHash, MinHashLSH
+
         lsh = MinHashLSH(threshold=threshold, num_perm=permutations)
         self.bands, self.rows = lsh.b, lsh.r  # datasketch's best b × r for the threshold
         self._template = MinHash(num_perm=permutations, seed=seed, hashfunc=_hash32)
@@ -82,10 +85,7 @@ class NearDuplicates:
             return None
         size = self.shingle
         shingles = {" ".join(words[i:i + size]).encode() for i in range(len(words) - size + 1)}
-        minhash = MinHash(
-            num_perm=len(self._template.hashvalues), seed=self._template.seed, hashfunc=_hash32,
-            permutations=self._template.permutations, scheme=self._template.scheme,
-        )
+        minhash = self._template.copy()  # empty: the template is never updated
         minhash.update_batch(shingles)
         signature: np.ndarray = minhash.hashvalues
         return signature
