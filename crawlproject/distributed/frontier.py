@@ -448,8 +448,7 @@ class RedisFrontier:
             self._round_trip()
             return True
         self.flush()
-        self.round_trips += 1
-        granted = self._scripts.run("CLAIM", self.key, arguments)
+        granted = self._run_alone("CLAIM", arguments)
         if granted:
             self._held[fp] = score
         return bool(granted)
@@ -559,6 +558,11 @@ class RedisFrontier:
             self._outbox.settle("release", fp)
         self._prefetched.clear()
 
+    def _run_alone(self, script: str, arguments: list[Any]) -> Any:
+        """One script in a round trip of its own (a worker without a thread of its own)."""
+        self.round_trips += 1
+        return self._scripts.run(script, self.key, arguments)
+
     def _count_pending(self) -> int:
         self.round_trips += 1
         return self._pending_in_thread()
@@ -580,8 +584,7 @@ class RedisFrontier:
             return
         try:
             if self._held:
-                self.round_trips += 1
-                self._scripts.run("RENEW", self.key, [now_ms() + self.lease_ms, *self._held])
+                self._run_alone("RENEW", [now_ms() + self.lease_ms, *self._held])
             self.flush()
             if not self._prefetched:
                 self._queued = self._count_pending()
