@@ -11,15 +11,9 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 
 from crawlproject.judges.query import TfQueryJudge as QueryJudge
-from crawlproject.models.online_link_model import (
-    Experience,
-    LinkLearner,
-    PathHistory,
-    link_tokens,
-    pack_all,
-    path_cells,
-    unpack_all,
-)
+from crawlproject.models.link_features import link_tokens, path_cells
+from crawlproject.models.online_link_model import Experience, LinkLearner, pack_all, unpack_all
+from crawlproject.models.path_history import PathHistory
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.link_learner import LinkLearnerStrategy
 from crawlproject.strategies.ports import DetachedFrontier
@@ -73,7 +67,7 @@ def test_a_pages_links_featurized_together_are_featurized_as_each_alone(monkeypa
     features (and the tokens' names) are those of each link featurized
     alone by a featurizer that caches nothing, a cache that overflows
     included; links without a token get an empty row."""
-    from crawlproject.models import online_link_model as model
+    from crawlproject.models import link_features as model
 
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(300)]

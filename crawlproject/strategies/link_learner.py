@@ -41,6 +41,7 @@ from scrapy.utils.job import job_dir
 
 from crawlproject import config
 from crawlproject.config import DEFAULTS, SettingsError
+from crawlproject.models.link_features import LinkFeatures, link_tokens, path_cells
 from crawlproject.models.link_prior import (
     LinkPrior,
     PageSide,
@@ -48,13 +49,7 @@ from crawlproject.models.link_prior import (
     shipped_prior,
 )
 from crawlproject.models.modelfile import ModelError
-from crawlproject.models.online_link_model import (
-    Experience,
-    LinkFeatures,
-    LinkLearner,
-    link_tokens,
-    path_cells,
-)
+from crawlproject.models.online_link_model import Experience, LinkLearner
 from crawlproject.models.shark_score import SharkParameters
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory
 from crawlproject.strategies.shark_search import shark_settings
