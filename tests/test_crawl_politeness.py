@@ -130,10 +130,11 @@ def test_two_workers_on_the_redis_frontier_keep_the_page_budget_on_the_good_host
     assert all(count is not None and count >= 1 for count in held), held
 
 
-def relevant_hosts(tmp_path: Path, dead: bool = False) -> Path:
+def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0) -> Path:
     """Issue 61: A's home links to 40 good pages of A, then to 20 nearly as
     good of B (fewer of the query's words in their anchors) — and, with
-    *dead*, as many of D, a host the web does not hold (every fetch 404)."""
+    *dead*, as many of D, a host whose pages the web does not hold (404)
+    but its first *d_holds*."""
     html_type = [("Content-Type", "text/html")]
     def links(host: str, words: str, count: int) -> str:
         return "".join(f'<li><a href="http://{host}/t-{i}.html">{words} {i}</a></li>' for i in range(count))
@@ -144,7 +145,7 @@ def relevant_hosts(tmp_path: Path, dead: bool = False) -> Path:
     pages = [("http://a.test/", 200, html_type, html(
         "<p>gnuplot terminal drivers: each output device has a terminal.</p><ul>"
         + links("a.test", "gnuplot terminal driver output device", 40) + others + "</ul>", "gnuplot terminals"))]
-    for host, count in (("a.test", 40), ("b.test", 20)):
+    for host, count in (("a.test", 40), ("b.test", 20), ("d.test", d_holds)):
         pages += [(f"http://{host}/t-{i}.html", 200, html_type, html(
             f"<p>The gnuplot terminal driver {i} of {host} writes plots to an output device.</p>", f"terminal {i}"))
             for i in range(count)]
@@ -171,6 +172,22 @@ def test_a_second_relevant_host_is_used_while_the_first_is_busy(tmp_path: Path) 
         return next(i for i, url in enumerate(order) if url.startswith("http://b.test/")) - 1
     assert b_fetched(orders[0]) <= 12 and first_b(orders[0]) >= 20, orders[0]  # B waited for A's window to drain
     assert b_fetched(orders[1]) >= 12 and first_b(orders[1]) <= 12, orders[1]  # B fetched beside A
+
+
+def test_a_host_is_fed_from_below_the_window_only_while_its_last_answer_was_a_2xx(tmp_path: Path) -> None:
+    """D holds its first page and none of the rest (a host with a page or two
+    in the crawl's reach and many links to pages it does not hold): its first
+    2xx proves it live, its first 404 makes it dead again — it is not fed
+    404 after 404 from below the window while B's pages keep going."""
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(relevant_hosts(tmp_path, dead=True, d_holds=1)), access_log=str(log)) as replay:
+        result = run_crawl("bestfirst", tmp_path / "flaky", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 30, "FOCUS_PAGES_WAIT": 1})
+    assert result.returncode == 0, result.log[-3000:]
+    requested = fetch_order(log)
+    d_requests = [url for url in requested if url.startswith("http://d.test/")]
+    assert d_requests[:1] == ["http://d.test/t-0.html"] and len(d_requests) <= 3, requested
+    assert b_fetched(requested) >= 6, requested
 
 
 def test_a_worker_on_the_redis_frontier_uses_the_second_relevant_host_while_the_first_is_busy(

@@ -148,10 +148,10 @@ class FrontierScheduler(BaseScheduler):
         self.window = window if slot_aware else 0
         #: How many of their delays a free slot's best below the window waits
         #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
-        #: long as they take). A slot handed a request and not yet answered
-        #: 2xx (dead: every fetch failed or answered an error — links out of
-        #: the web the crawl can reach — or its first answer still to come) is
-        #: passed over: a dead host gets one probe from below the window.
+        #: long as they take). A slot whose last answer was not a 2xx (dead:
+        #: a fetch failed or answered an error — links out of the web the
+        #: crawl can reach — or its first answer is still to come) is passed
+        #: over: a dead host gets one probe from below the window.
         self.wait = wait if self.window else 0.0
         self._live_slots: set[str] = set()
         self._dead_slots: set[str] = set()
@@ -427,10 +427,19 @@ class FrontierScheduler(BaseScheduler):
             fetch.responded = True
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
-        if fetch is not None and self.wait and 200 <= response.status < 300:  # not robots.txt
-            slot = default_slot_key(request)
-            self._live_slots.add(slot)  # proven: it may be fed from below the window
+        if fetch is not None and self.wait:  # not robots.txt
+            self._answered(default_slot_key(request), 200 <= response.status < 300)
+
+    def _answered(self, slot: str, ok: bool) -> None:
+        """A host is fed from below the window only while its last answer
+        was a 2xx: a host with a few pages in the crawl's reach and many
+        links to pages it does not hold is dead again at its first error."""
+        if ok:
+            self._live_slots.add(slot)
             self._dead_slots.discard(slot)
+        else:
+            self._live_slots.discard(slot)
+            self._dead_slots.add(slot)
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)
@@ -457,6 +466,8 @@ class FrontierScheduler(BaseScheduler):
         del self._fetches[lease]
         if self.budget is not None and not fetch.responded:
             self.budget.settled()  # failed: its place in the budget is free again
+        if self.wait and not fetch.responded:
+            self._answered(default_slot_key(request), ok=False)
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
