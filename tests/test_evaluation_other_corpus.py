@@ -60,7 +60,7 @@ def test_quality_benchmark_runs_unchanged_on_another_corpus(tmp_path: Path) -> N
     generated_corpus(corpus)
     out, data = tmp_path / "results", tmp_path / "data"
     done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "2",
+        [sys.executable, "-m", "bench.quality", "--corpus", str(corpus), "--topics", "2", "--tasks", "1",
          "--budgets", "10,30", "--strategies", "breadth-first,best-first,path-oracle",
          "--no-write", "--out", str(out), "--data", str(data)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
