@@ -135,8 +135,8 @@ class SlotQueue:
         when they would keep it waiting longer than *wait* of their delays,
         it is within reach of the window's score and its slot is not dead."""
         holders = len({held for _, held in skipped})  # the slot queue may name a slot twice
-        enough = needed_above(holders, window, wait) if wait else window
-        above = self._count_above(skipped, top, max(window, enough))
+        # counted as far as the answer needs: the window, or the wait's count (never fewer)
+        above = self._count_above(skipped, top, needed_above(holders, window, wait) if wait else window)
         if above < window:
             return True
         if not wait or slot in dead or drained_soon(above, holders, window, wait):
