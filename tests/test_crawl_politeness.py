@@ -130,11 +130,12 @@ def test_two_workers_on_the_redis_frontier_keep_the_page_budget_on_the_good_host
     assert all(count is not None and count >= 1 for count in held), held
 
 
-def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0) -> Path:
+def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0, b_on_topic: bool = True) -> Path:
     """Issue 61: A's home links to 40 good pages of A, then to 20 nearly as
-    good of B (fewer of the query's words in their anchors) — and, with
-    *dead*, as many of D, a host whose pages the web does not hold (404)
-    but its first *d_holds*."""
+    good of B (fewer of the query's words in their anchors; with
+    *b_on_topic* False, pages on bread behind them) — and, with *dead*, as
+    many of D, a host whose pages the web does not hold (404) but its first
+    *d_holds*."""
     html_type = [("Content-Type", "text/html")]
     def links(host: str, words: str, count: int) -> str:
         return "".join(f'<li><a href="http://{host}/t-{i}.html">{words} {i}</a></li>' for i in range(count))
@@ -146,14 +147,26 @@ def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0) -> Path
         "<p>gnuplot terminal drivers: each output device has a terminal.</p><ul>"
         + links("a.test", "gnuplot terminal driver output device", 40) + others + "</ul>", "gnuplot terminals"))]
     for host, count in (("a.test", 40), ("b.test", 20), ("d.test", d_holds)):
+        on_topic = b_on_topic or host != "b.test"
         pages += [(f"http://{host}/t-{i}.html", 200, html_type, html(
-            f"<p>The gnuplot terminal driver {i} of {host} writes plots to an output device.</p>", f"terminal {i}"))
+            f"<p>The gnuplot terminal driver {i} of {host} writes plots to an output device.</p>" if on_topic
+            else f"<p>Bake bread number {i}: flour, water, salt and a warm oven.</p>", f"terminal {i}"))
             for i in range(count)]
     return write_warc(tmp_path / "relevant-hosts.warc.gz", pages)
 
 
 def fetch_order(log: Path) -> list[str]:
     return [url for _, url, _ in served(log) if not url.endswith("/robots.txt")]
+
+
+def crawl_with_a_wait(tmp_path: Path, budget: int, **web: Any) -> list[str]:
+    """The URLs a polite best-first crawl of relevant_hosts(**web) with a wait of one delay requested, in order."""
+    log = tmp_path / "access.log"
+    with ReplayProcess(str(relevant_hosts(tmp_path, **web)), access_log=str(log)) as replay:
+        result = run_crawl("bestfirst", tmp_path / "crawl", ["http://a.test/"], replay.proxy_url, QUERY,
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget, "FOCUS_PAGES_WAIT": 1})
+    assert result.returncode == 0, result.log[-3000:]
+    return fetch_order(log)
 
 
 def test_a_second_relevant_host_is_used_while_the_first_is_busy(tmp_path: Path) -> None:
@@ -174,17 +187,20 @@ def test_a_second_relevant_host_is_used_while_the_first_is_busy(tmp_path: Path) 
     assert b_fetched(orders[1]) >= 12 and first_b(orders[1]) <= 12, orders[1]  # B fetched beside A
 
 
+def test_an_off_topic_host_is_not_fed_from_below_the_window(tmp_path: Path) -> None:
+    """B's links look as good as before but its pages are on bread: its
+    first page, the probe, is judged not relevant, and no other URL of B is
+    handed out from below the window (liveness alone fed B page after page)."""
+    requested = crawl_with_a_wait(tmp_path, 24, b_on_topic=False)
+    assert len(requested) >= 20 and b_fetched(requested) == 1, requested
+
+
 def test_a_host_is_fed_from_below_the_window_only_while_its_last_answer_was_a_2xx(tmp_path: Path) -> None:
     """D holds its first page and none of the rest (a host with a page or two
     in the crawl's reach and many links to pages it does not hold): its first
     2xx proves it live, its first 404 makes it dead again — it is not fed
     404 after 404 from below the window while B's pages keep going."""
-    log = tmp_path / "access.log"
-    with ReplayProcess(str(relevant_hosts(tmp_path, dead=True, d_holds=1)), access_log=str(log)) as replay:
-        result = run_crawl("bestfirst", tmp_path / "flaky", ["http://a.test/"], replay.proxy_url, QUERY,
-                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 30, "FOCUS_PAGES_WAIT": 1})
-    assert result.returncode == 0, result.log[-3000:]
-    requested = fetch_order(log)
+    requested = crawl_with_a_wait(tmp_path, 30, dead=True, d_holds=1)
     d_requests = [url for url in requested if url.startswith("http://d.test/")]
     assert d_requests[:1] == ["http://d.test/t-0.html"] and len(d_requests) <= 3, requested
     assert b_fetched(requested) >= 6, requested
@@ -216,11 +232,6 @@ def test_a_dead_host_is_never_fed_from_the_budget_below_the_window(tmp_path: Pat
     """D's links rank as B's, beyond the window; D holds none of its pages
     (404: links out of the web). Its first fetch finds it dead and no other
     URL of D is handed out from below the window, while B's keep going."""
-    log = tmp_path / "access.log"
-    with ReplayProcess(str(relevant_hosts(tmp_path, dead=True)), access_log=str(log)) as replay:
-        result = run_crawl("bestfirst", tmp_path / "dead", ["http://a.test/"], replay.proxy_url, QUERY,
-                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": 24, "FOCUS_PAGES_WAIT": 1})
-    assert result.returncode == 0, result.log[-3000:]
-    requested = fetch_order(log)
+    requested = crawl_with_a_wait(tmp_path, 24, dead=True)
     assert len([url for url in requested if url.startswith("http://d.test/")]) == 1, requested
     assert b_fetched(requested) >= 4, requested  # below the window: the live host

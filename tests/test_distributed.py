@@ -466,10 +466,10 @@ def test_the_redis_frontier_takes_below_the_window_by_the_same_rule(redis_server
             frontier.push(url, scores[url])
         order = sorted(scores, key=lambda url: -scores[url])
         busy = {"h0"} | {f"h{i}" for i in range(1, 4) if rng.random() < 0.3}
-        dead = {f"h{i}" for i in range(1, 4) if rng.random() < 0.2}
-        entry = frontier.pop(busy, window, hold=True, wait=wait, dead=dead)
-        expected = expected_pop(order, scores, busy, window, wait, dead)
-        assert (entry.url if entry else None) == expected, (trial, busy, dead)
+        barred = {f"h{i}" for i in range(1, 4) if rng.random() < 0.2}
+        entry = frontier.pop(busy, window, hold=True, wait=wait, barred=barred)
+        expected = expected_pop(order, scores, busy, window, wait, barred)
+        assert (entry.url if entry else None) == expected, (trial, busy, barred)
         reached += expected is not None and order.index(expected) >= window
         frontier.clear()
     assert reached >= 3, reached  # the wait itself was exercised, not only the window

@@ -378,12 +378,12 @@ def test_payloads_are_freed_with_their_last_url() -> None:
 
 
 def expected_pop(order: list[str], score: dict[str, float], busy: set[str], window: int, wait: float,
-                 dead: set[str]) -> str | None:
+                 barred: set[str]) -> str | None:
     """The pages objective's rule, written plainly (Frontier.pop): the best
     URL of a free host among the *window* best; below them, with *wait*, the
     first free host's best when the r URLs above it, on h hosts (busy, or
-    dead and passed over), drain past it in (r − window + 1) / h ≥ *wait*
-    delays and its score is within reach of the window's — a dead host
+    barred and passed over), drain past it in (r − window + 1) / h ≥ *wait*
+    delays and its score is within reach of the window's — a barred host
     passed over."""
     holders: set[str] = set()
     for index, url in enumerate(order):
@@ -393,7 +393,7 @@ def expected_pop(order: list[str], score: dict[str, float], busy: set[str], wind
             return url
         if free and not wait:
             return None
-        if free and host not in dead:
+        if free and host not in barred:
             waits = (index - window + 1) / len(holders) < wait
             return None if waits or not within_reach(score[url], score[order[0]], score[order[window - 1]]) else url
         holders.add(host)
@@ -407,7 +407,7 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, w
     among the slots not busy, else the best URL of all — raises included;
     with a window, only among the *window* best URLs, or below them when the
     busy hosts above would keep it waiting longer than *wait* of their delays
-    (never a dead host's), else none."""
+    (never a barred host's), else none."""
     rng = random.Random(seed)
     frontier = MemoryFrontier(10_000)
     model: dict[str, tuple[float, int]] = {}
@@ -422,11 +422,11 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, w
                 model[url], seq = (score, seq), seq + 1
         else:
             busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
-            dead = {f"h{i}" for i in range(4) if rng.random() < 0.2}
-            entry = frontier.pop(busy, window, wait=wait, dead=dead)
+            barred = {f"h{i}" for i in range(4) if rng.random() < 0.2}
+            entry = frontier.pop(busy, window, wait=wait, barred=barred)
             order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
             scores = {url: value for url, (value, _) in model.items()}
-            best = expected_pop(order, scores, busy, window, wait, dead) or (None if window else next(iter(order), None))
+            best = expected_pop(order, scores, busy, window, wait, barred) or (None if window else next(iter(order), None))
             if best is None:
                 assert entry is None
                 continue

@@ -410,7 +410,7 @@ class RedisFrontier:
         return PushOutcome.PENDING
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
         way: it wakes the engine when it lands). The prefetch is best first:
@@ -422,7 +422,7 @@ class RedisFrontier:
                 self._round_trip(pop=self.prefetch)
         elif not self._prefetched:
             self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
-        return self._prefetched.take(skip, window, hold, wait, dead)
+        return self._prefetched.take(skip, window, hold, wait, barred)
 
     def _fill(self, result: list[Any]) -> None:
         dropped, leased = self._prefetched.fill(result)

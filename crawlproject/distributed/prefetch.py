@@ -43,17 +43,17 @@ class Prefetched:
         self.batch_hosts = []
 
     def take(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-             wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
+             wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
         """The entry the rule allows, out of the prefetch; None if none."""
         entries = self._entries
-        holders: set[str] = set()  # the hosts of the entries above: busy, or dead and passed over
+        holders: set[str] = set()  # the hosts of the entries above: busy, or barred and passed over
         for index, entry in enumerate(entries):
             host = urlsplit(entry.url).hostname or ""
             passed_over = bool(skip) and host in skip
             if not passed_over and window and index >= window:
                 if not wait:
                     return None  # the window only
-                passed_over = host in dead  # a dead host is passed over
+                passed_over = host in barred  # a barred host is passed over
                 if not passed_over and (drained_soon(index, len(holders), window, wait) or not within_reach(
                         entry.score, entries[0].score, entries[window - 1].score)):
                     return None  # it enters the window soon, or is worth far less than the window's

@@ -171,7 +171,7 @@ class Frontier(Protocol):
         ...
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
         """Lease and return the best URL the diversity rule allows, or
         ``None`` when nothing is queued. A URL of a download slot in *skip*
         (busy now) is taken only when every slot with URLs is in it — never
@@ -184,9 +184,9 @@ class Frontier(Protocol):
         > 0 the best free slot's best URL below the window is also taken when
         the busy slots holding the URLs above it would not drain past it
         within *wait* of their delays (:func:`drained_soon`) and its score is
-        :func:`within_reach` of the window's; never a slot of *dead* (every
-        fetch of it failed or answered an error): the next free slot's best
-        is considered instead. A backend that prefetches may count within
+        :func:`within_reach` of the window's; never a slot in *barred* (the
+        scheduler's: crawlproject.frontier.host_harvest): the next free
+        slot's best is considered instead. A backend that prefetches may count within
         what it prefetched."""
         ...
 

@@ -262,7 +262,7 @@ class MemoryFrontier:
         return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, dead: Container[str] = ()) -> FrontierEntry | None:
+            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
         """The best URL, from a download slot not in *skip* when any other
         slot has URLs (a slot that cannot take a request now); with *hold*
         only from one not in *skip*; with *window*, only one that fewer than
@@ -270,7 +270,7 @@ class MemoryFrontier:
         above would keep waiting longer (Frontier.pop)."""
         for fp, back in self._bound.refill():
             self._enqueue(fp, back)
-        item = self._order.pop(self._take, skip, window, hold or window > 0, wait, dead)
+        item = self._order.pop(self._take, skip, window, hold or window > 0, wait, barred)
         return None if item is None else self._entry(item)
 
     def _entry(self, item: bytes) -> FrontierEntry:

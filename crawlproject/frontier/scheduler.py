@@ -55,11 +55,13 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.budget import PageBudget
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
+from crawlproject.frontier.host_harvest import HostHarvest
 from crawlproject.frontier.stats import StatsBuffer
 from crawlproject.scrapy_private import (
     SlotWatch,
@@ -148,13 +150,9 @@ class FrontierScheduler(BaseScheduler):
         self.window = window if slot_aware else 0
         #: How many of their delays a free slot's best below the window waits
         #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
-        #: long as they take). A slot whose last answer was not a 2xx (dead:
-        #: a fetch failed or answered an error — links out of the web the
-        #: crawl can reach — or its first answer is still to come) is passed
-        #: over: a dead host gets one probe from below the window.
+        #: long as they take); only on a slot whose pages pay (HostHarvest).
         self.wait = wait if self.window else 0.0
-        self._live_slots: set[str] = set()
-        self._dead_slots: set[str] = set()
+        self.harvest = HostHarvest()
         #: The time objective's wake-up: when every slot with URLs is busy, a
         #: request would wait in its slot holding a place among those in
         #: flight, so none is handed out and the engine is asked again when
@@ -183,6 +181,8 @@ class FrontierScheduler(BaseScheduler):
         self._handed_per_slot: Counter[str] = Counter()
         self._slots = SlotWatch(crawler)
         crawler.signals.connect(self._response_received, signals.response_received)
+        if self.wait:
+            crawler.signals.connect(self._page_judged, focus_signals.page_judged)
         if slot_aware:
             crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
 
@@ -267,7 +267,7 @@ class FrontierScheduler(BaseScheduler):
             else:
                 busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
                 entry = self.frontier.pop(busy, self.window, hold=self.slot_aware, wait=self.wait,
-                                          dead=self._dead_slots)
+                                          barred=self.harvest)
                 if entry is None and busy and not self.window and self._slots.next_ready is None:
                     # Every slot busy with downloads, none waiting on a delay alone:
                     # the best anyway, to wait in its slot (Scrapy's contract: a
@@ -299,8 +299,8 @@ class FrontierScheduler(BaseScheduler):
             slot = default_slot_key(request)
             self._handed_out[request] = slot
             self._handed_per_slot[slot] += 1
-            if self.wait and slot not in self._live_slots:
-                self._dead_slots.add(slot)  # tried, not yet proven: one probe, until a 2xx answers
+            if self.wait and self.harvest.handed(slot):
+                request.meta[keys.PROBE] = slot
             if slot in busy:  # every slot with requests was busy: it waits in its slot
                 self.counts.inc("scheduler/busy_slot")
         return request
@@ -428,18 +428,10 @@ class FrontierScheduler(BaseScheduler):
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
         if fetch is not None and self.wait:  # not robots.txt
-            self._answered(default_slot_key(request), 200 <= response.status < 300)
+            self.harvest.answered(default_slot_key(request), 200 <= response.status < 300, request.meta.get(keys.PROBE))
 
-    def _answered(self, slot: str, ok: bool) -> None:
-        """A host is fed from below the window only while its last answer
-        was a 2xx: a host with a few pages in the crawl's reach and many
-        links to pages it does not hold is dead again at its first error."""
-        if ok:
-            self._live_slots.add(slot)
-            self._dead_slots.discard(slot)
-        else:
-            self._live_slots.discard(slot)
-            self._dead_slots.add(slot)
+    def _page_judged(self, request: Request, relevant: bool | None) -> None:
+        self.harvest.judged(default_slot_key(request), relevant, request.meta.get(keys.PROBE))
 
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._slots.reached(request)
@@ -467,7 +459,7 @@ class FrontierScheduler(BaseScheduler):
         if self.budget is not None and not fetch.responded:
             self.budget.settled()  # failed: its place in the budget is free again
         if self.wait and not fetch.responded:
-            self._answered(default_slot_key(request), ok=False)
+            self.harvest.answered(default_slot_key(request), False, request.meta.get(keys.PROBE))
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:

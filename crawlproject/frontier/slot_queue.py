@@ -85,12 +85,12 @@ class SlotQueue:
         return next(iter(self._heaps.values())) if len(self._heaps) == 1 else None
 
     def pop(self, take: Callable[[bytes], bool], skip: Container[str] = (), window: int = 0,
-            hold: bool = False, wait: float = 0.0, dead: Container[str] = ()) -> bytes | None:
+            hold: bool = False, wait: float = 0.0, barred: Container[str] = ()) -> bytes | None:
         """The best live item the rules allow (Frontier.pop), out of its heap;
         *take* says whether it is leased (False: dropped, and the next one is
         tried)."""
         queue, slots = self._queue, self._tables.slot_names
-        skipped: list[tuple[bytes, int]] = []  # busy slots (and dead ones passed over), best first
+        skipped: list[tuple[bytes, int]] = []  # busy slots (and barred ones passed over), best first
         try:
             while True:
                 if queue:
@@ -100,10 +100,10 @@ class SlotQueue:
                     if skip and slots[slot] in skip:
                         skipped.append((top, slot))
                         continue
-                    if window and skipped and not self._may_go(top, slots[slot], skipped, window, wait, dead):
+                    if window and skipped and not self._may_go(top, slots[slot], skipped, window, wait, barred):
                         skipped.append((top, slot))  # put back with the busy ones
-                        if wait and slots[slot] in dead:
-                            continue  # a dead slot passed over: the next free one may go
+                        if wait and slots[slot] in barred:
+                            continue  # a barred slot passed over: the next free one may go
                         return None  # the best wait for their slots
                 elif self._end_batch(only_if_pending=True):
                     continue  # only slots of the current batch had URLs: the batch ends early
@@ -129,17 +129,17 @@ class SlotQueue:
                 heapq.heappush(queue, (top, slot))
 
     def _may_go(self, top: bytes, slot: str, skipped: list[tuple[bytes, int]], window: int, wait: float,
-                dead: Container[str]) -> bool:
+                barred: Container[str]) -> bool:
         """Whether a free slot's best *top* goes while the *skipped* slots
         hold URLs above it: when fewer than *window* do, or (with *wait*)
         when they would keep it waiting longer than *wait* of their delays,
-        it is within reach of the window's score and its slot is not dead."""
+        it is within reach of the window's score and its slot is not barred."""
         holders = len({held for _, held in skipped})  # the slot queue may name a slot twice
         # counted as far as the answer needs: the window, or the wait's count (never fewer)
         above = self._count_above(skipped, top, needed_above(holders, window, wait) if wait else window)
         if above < window:
             return True
-        if not wait or slot in dead or drained_soon(above, holders, window, wait):
+        if not wait or slot in barred or drained_soon(above, holders, window, wait):
             return False
         return within_reach(_score(top), _score(skipped[0][0]), _score(self._nth_best(skipped, window)))
 

@@ -36,6 +36,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.collection import settle
 from crawlproject.corpus.labels import parse_categories
@@ -342,13 +343,16 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         ok = 200 <= response.status < 300
         copy_of = self._near_duplicate_of(page) if ok else None
         relevance = self.focus.on_page(page) if ok else None
-        if not ok:
+        relevant = self.focus.relevant(relevance)
+        if ok:
+            assert self.crawler is not None
+            self.crawler.signals.send_catch_log(focus_signals.page_judged, request=response.request, relevant=relevant)
+        else:
             self.focus.on_dead_end(page.key, page.meta, response.status)
         links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original
         follow = links if self.follow_links else []
         scores = self.focus.score_links(page, relevance) if links else []
         if not self._recorded_before_a_kill(page.key):
-            relevant = self.focus.relevant(relevance)
             item = PageItem.of_response(response, page, relevance, links, next(self._fetch_order), relevant)
             if copy_of is not None:
                 item["near_duplicate_of"] = copy_of

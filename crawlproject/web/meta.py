@@ -23,6 +23,9 @@ POPPED = "focus_popped"
 #: or that URL + KEY_SUFFIX + what tells the request apart from another of
 #: the same page (its fingerprint: a POST; a serial: ``dont_filter``).
 LEASE = "focus_lease"
+#: The download slot a request is the first to try (the wait's probe:
+#: crawlproject.frontier.host_harvest); a redirect carries it on.
+PROBE = "focus_probe"
 #: ``#`` never appears in a canonical URL (fragments are removed).
 KEY_SUFFIX = "#"
 
