@@ -96,8 +96,9 @@ def load_corpus(
     if cache_dir is not None:
         pages_file = Path(cache_dir) / f"pages-{_fingerprint(warc)}.pickle"
         labels_file = Path(cache_dir) / f"labels-{_fingerprint(labels)}.pickle"
+    found = cached(labels_file, lambda: load_labels(labels))  # first: a bad line is said before the WARC is read
     pages = cached(pages_file, lambda: _read_pages(warc))
-    return Corpus(labels=cached(labels_file, lambda: load_labels(labels)), text=pages.text, outlinks=pages.outlinks)
+    return Corpus(labels=found, text=pages.text, outlinks=pages.outlinks)
 
 
 def _read_pages(warc: Path) -> Corpus:

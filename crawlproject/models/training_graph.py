@@ -122,8 +122,12 @@ def training_graph(
 ) -> TrainingGraph:
     """The link graph of *warc* with the labels of *labels*; targets = the
     labelled pages of the *good* categories (or below them)."""
+    good = tuple(good)
+    found = load_labels(labels)
+    if not any(is_relevant(category, good) for category in found.values()):  # said before the WARC is read
+        raise ValueError(f"no page of {labels} is labelled with a good category ({', '.join(good)}): nothing to learn from")
     graph = link_graph(warc, window, cache_dir)
-    graph.labels = load_labels(labels)
+    graph.labels = found
     graph = graph.with_targets(good)
     if not graph.targets:
         raise ValueError(
