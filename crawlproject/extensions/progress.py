@@ -45,7 +45,8 @@ from twisted.internet import task
 from crawlproject import config
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
-from crawlproject.corpus.output import CrawlOutput, earlier_runs
+from crawlproject.corpus.output import CrawlOutput
+from crawlproject.extensions.summary import crawl_summary
 from crawlproject.frontier.budget import PageBudget
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
@@ -59,15 +60,10 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-    from crawlproject.strategies.factory import Focus
 
 logger = logging.getLogger(__name__)
 
 
-_FOCUSED_STATS = (
-    "focus/classify/", "focus/hard/", "focus/distiller/", "focus/learning/", "focus/link_value/", "focus/infospiders/",
-    "focus/learner/",
-)
 _STEPS = 10  # progress lines per page budget
 REMAINING_EVERY = 50  # fetches between two estimates of what is left
 #: summary fields written to summary.json but not logged
@@ -241,112 +237,7 @@ class CrawlProgress:
         return found
 
     def summary(self) -> dict[str, Any]:
-        elapsed = max(time.monotonic() - self.started, 1e-9)
-        stats = self.crawler.stats
-        assert stats is not None
-        spider = self.crawler.spider
-        fetched, ok_pages, status_counts = self.fetched, self.ok_pages, dict(self.status_counts)
-        focus = getattr(spider, "focus", None)
-        strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)
-        if not self.fetched and self.responses:  # a plain spider: its responses are its pages
-            failed = stats.get_value("downloader/exception_count", 0) - stats.get_value(
-                "robotstxt/exception_count", 0)
-            status_counts = dict(self.responses) | ({"failed": failed} if failed > 0 else {})
-            fetched = sum(status_counts.values())
-            ok_pages = sum(n for status, n in self.responses.items() if status.startswith("2"))
-            strategy = strategy or "priority order, as Scrapy's scheduler (a spider without a strategy)"
-        earlier = earlier_runs(spider) if spider is not None else None
-        result: dict[str, Any] = {
-            "spider": spider.name if spider else None,
-            # -a strategy_label=… names a variant (e.g. a batch size) in reports
-            "strategy": strategy,
-            "topic_id": getattr(spider, "topic_id", None),
-            "task": getattr(spider, "task", None),
-            "query": getattr(spider, "query", None) or None,
-            "pages_fetched": fetched,
-            "pages_ok": ok_pages,
-            # the crawl's, across the runs of its JOBDIR (this run's above)
-            "crawl_pages_fetched": fetched + (earlier.pages if earlier else 0),
-            "crawl_pages_ok": ok_pages + (earlier.ok if earlier else 0),
-            "status_counts": status_counts,
-            "elapsed_seconds": round(elapsed, 3),
-            "pages_per_second": round(fetched / elapsed, 2),
-            "frontier_queued": stats.get_value("frontier/queued"),
-            "frontier_evicted": stats.get_value("frontier/evicted", 0),
-            "frontier_spilled": stats.get_value("frontier/spilled", 0),
-            "robots_forbidden": stats.get_value("robotstxt/forbidden", 0),
-            "urls_refused": {
-                key.rsplit("/", 1)[1]: value
-                for key, value in stats.get_stats().items()
-                if key.startswith("focus/url_refused/")
-            },
-            "pages_truncated": stats.get_value("focus/page/truncated", 0),
-            "scope": getattr(getattr(spider, "crawl_scope", None), "mode", None),
-        }
-        output = getattr(spider, "crawl_output", None)
-        if isinstance(output, CrawlOutput) and output.resumed:
-            # counts above are this run's; the history numbers on from the last
-            result["resumed_after_pages"] = output.next_order - 1
-        # What the strategy did: the focused crawler's classifier, distiller and
-        # learner; the link-value learner; the InfoSpiders population.
-        focused = {
-            key.removeprefix("focus/"): value
-            for key, value in stats.get_stats().items()
-            if key.startswith(_FOCUSED_STATS)
-        }
-        if focused:
-            result["focused"] = dict(sorted(focused.items()))
-        for section in ("sitemap", "near_duplicates"):  # what sitemaps gave; mirrors and copies met
-            found = {
-                key.removeprefix(f"focus/{section}/"): value
-                for key, value in stats.get_stats().items() if key.startswith(f"focus/{section}/")
-            }
-            if found:
-                result[section + ("s" if section == "sitemap" else "")] = dict(sorted(found.items()))
-        if self.labels is not None:
-            result["relevant_categories"] = list(self.relevant)
-            result["relevant_pages"] = self.relevant_pages
-            result["harvest_rate"] = (
-                round(self.relevant_pages / self.ok_pages, 4) if self.ok_pages else 0.0
-            )
-        if self.relevance_count:
-            result["mean_relevance"] = round(self.relevance_sum / self.relevance_count, 4)
-        if focus is not None and focus.judge is not None:  # its verdicts: how many pages it called relevant, and how sure
-            settled = stats.get_value("focus/verdicts/relevant")
-            changed = bool(stats.get_value("focus/verdicts/changed"))  # calls made again at the crawl's end
-            # its final calls, over the whole crawl (crawlproject.corpus.collection), else this run's
-            result["relevant_called"] = self.called_relevant if settled is None else settled
-            if changed:
-                result["relevant_called_when_fetched"] = self.called_relevant
-            result["judge"] = focus.describe()
-            if self.labels is not None:
-                result["judge_by_labels"] = self.judge_by_labels(focus, changed)
-        if focus is not None and self.remaining.fetches:
-            final = self.estimate_remaining() or self.last_remaining
-            if final is not None:
-                result["remaining"] = final.as_dict() | {"from": self.remaining_from}
-                result["remaining_history"] = self.remaining_history
-        indexed = stats.get_value("search/indexed")
-        if indexed is not None:  # FOCUS_INDEX_DIR: what the search index got
-            result["pages_indexed"] = indexed
-        return result
-
-    def judge_by_labels(self, focus: Focus, settled: bool) -> dict[str, Any]:
-        """How many of the judge's relevant calls (final: *settled* when the
-        crawl's verdicts were called again) the labels say are relevant: its
-        precision measured, beside the one it states."""
-        from crawlproject.models.intervals import wilson
-
-        called = right = 0
-        for relevance, when_fetched, labelled in self.labelled_verdicts.values():
-            if focus.calls(relevance) if settled else when_fetched:
-                called += 1
-                right += labelled
-        found: dict[str, Any] = {"called": called, "labelled_relevant": right}
-        if called:
-            low, high = wilson(right, called)
-            found |= {"precision": round(right / called, 4), "low": round(low, 4), "high": round(high, 4)}
-        return found
+        return crawl_summary(self)
 
     def log_timer_line(self) -> None:
         """The LOGSTATS_INTERVAL line, unless a budget step's just went out."""
