@@ -14,13 +14,11 @@ engine tests pass against it (make test runs them) — and joins small pieces:
   holds queued URLs, pops the best one whose download slot can take a
   request now, breaks ties as Scrapy's queues do (crawlproject.frontier.ties)
   and spills what passes its bound to disk;
-* the crawl's objective (``FOCUS_OBJECTIVE``): when the budget is *time*
-  (plain spiders) every ready slot takes the best URL it has, as Scrapy's
-  ``DownloaderAwarePriorityQueue`` fills slots; when it is *pages* (focused
-  spiders) a ready slot takes a URL only among the N best queued
-  (``FOCUS_PAGES_WINDOW``) and otherwise nothing: a free host never spends
-  a page of the budget on a poor link while the good ones wait for theirs
-  (docs/architecture.md, "The crawl's objective");
+* the crawl's objective (``FOCUS_OBJECTIVE``, crawlproject.frontier.objective):
+  which download slots may take a request now, and how far down the queue —
+  every ready slot its best URL when the budget is *time*, only among the N
+  best queued when it is *pages* (a free host never spends a page of the
+  budget on a poor link while the good ones wait for theirs);
 * the codec (crawlproject.frontier.codec) turns a Request into what a queued
   URL keeps, and back;
 * Best-N-First batches (crawlproject.frontier.batches), with
@@ -43,8 +41,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-import time
-from collections import Counter, deque
+from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -55,21 +53,14 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawlproject import config
-from crawlproject import signals as focus_signals
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
 from crawlproject.frontier.budget import PageBudget
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
-from crawlproject.frontier.host_harvest import HostHarvest
+from crawlproject.frontier.objective import SlotObjective
 from crawlproject.frontier.stats import StatsBuffer
-from crawlproject.scrapy_private import (
-    SlotWatch,
-    default_slot_key,
-    engine_of,
-    on_request_finished,
-    wake_engine,
-)
+from crawlproject.scrapy_private import engine_of, on_request_finished
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
 
@@ -95,17 +86,15 @@ _FILTERED = frozenset({PushOutcome.DUPLICATE, PushOutcome.ALREADY_FETCHED})
 KEY_SUFFIX = keys.KEY_SUFFIX  # canonical#… keys never meet a page's key
 
 
+@dataclass(slots=True)
 class _Fetch:
     """A leased URL being fetched: how many of its requests are in flight
     (a retry or redirect adds one before its original is done), and whether
     its response reached the spider (after that, a request carrying the
     lease in copied meta is a new link, not a continuation)."""
 
-    __slots__ = ("in_flight", "responded")
-
-    def __init__(self) -> None:
-        self.in_flight = 1
-        self.responded = False
+    in_flight: int = 1
+    responded: bool = False
 
 
 #: The frontier scheduler each crawl has open: handed to the strategy's
@@ -120,14 +109,6 @@ def open_scheduler(crawler: Crawler) -> FrontierScheduler | None:
     return _OPEN.get(crawler)
 
 
-def pages_window(settings: Any) -> int:
-    """N of the pages objective (``FOCUS_PAGES_WINDOW``, else
-    ``CONCURRENT_REQUESTS``), or 0 when the crawl's budget is time."""
-    if config.get_choice(settings, "FOCUS_OBJECTIVE") != "pages":
-        return 0
-    return config.get_int(settings, "FOCUS_PAGES_WINDOW") or max(1, settings.getint("CONCURRENT_REQUESTS"))
-
-
 class FrontierScheduler(BaseScheduler):
     def __init__(
         self,
@@ -137,27 +118,10 @@ class FrontierScheduler(BaseScheduler):
         batches: BestNFirstBatches | None = None,
         persistent: bool = False,
         budget: PageBudget | None = None,
-        slot_aware: bool = True,
-        window: int = 0,
-        wait: float = 0.0,
+        objective: SlotObjective | None = None,
     ):
         self.crawler = crawler
-        self.slot_aware = slot_aware
-        #: The pages objective's N (0: the time objective). A slot with a delay
-        #: and nothing outstanding then takes its request at once, to wait out
-        #: the delay in the slot: the downloader's timer sends it, and the
-        #: download's end asks the engine for the next (no poll, no stall).
-        self.window = window if slot_aware else 0
-        #: How many of their delays a free slot's best below the window waits
-        #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
-        #: long as they take); only on a slot whose pages pay (HostHarvest).
-        self.wait = wait if self.window else 0.0
-        self.harvest = HostHarvest()
-        #: The time objective's wake-up: when every slot with URLs is busy, a
-        #: request would wait in its slot holding a place among those in
-        #: flight, so none is handed out and the engine is asked again when
-        #: the first slot's delay ends (or, without delays, when a download ends).
-        self._wake: Any = None
+        self.objective = objective or SlotObjective(crawler)
         self.frontier = frontier
         self.df = dupefilter
         self.frontier_filters = frontier_filters(dupefilter)
@@ -175,16 +139,7 @@ class FrontierScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self._continuations: deque[Request] = deque()
         self._fetches: dict[str, _Fetch] = {}
-        #: Requests handed to the engine that have not reached the downloader
-        #: (its middlewares run first), by download slot: they count as busy.
-        self._handed_out: dict[Request, str] = {}
-        self._handed_per_slot: Counter[str] = Counter()
-        self._slots = SlotWatch(crawler)
         crawler.signals.connect(self._response_received, signals.response_received)
-        if self.wait:
-            crawler.signals.connect(self._page_judged, focus_signals.page_judged)
-        if slot_aware:
-            crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -198,17 +153,8 @@ class FrontierScheduler(BaseScheduler):
         # with pages in flight together, the order they arrive in decides.
         repeatable = config.get_bool(settings, "FOCUS_REPEATABLE")
         batches = BestNFirstBatches(batch_size) if batch_size > 1 or repeatable else None
-        return cls(
-            crawler,
-            frontier,
-            dupefilter,
-            batches,
-            persistent=job_dir(settings) is not None,
-            budget=PageBudget.of(crawler),
-            slot_aware=config.get_bool(settings, "FOCUS_SLOT_AWARE"),
-            window=pages_window(settings),
-            wait=config.get_float(settings, "FOCUS_PAGES_WAIT"),
-        )
+        return cls(crawler, frontier, dupefilter, batches, persistent=job_dir(settings) is not None,
+                   budget=PageBudget.of(crawler), objective=SlotObjective.from_crawler(crawler))
 
     # -- BaseScheduler contract --------------------------------------------
 
@@ -224,8 +170,7 @@ class FrontierScheduler(BaseScheduler):
     def close(self, reason: str) -> Deferred[None] | None:
         if _OPEN.get(self.crawler) is self:
             del _OPEN[self.crawler]
-        if self._wake is not None and self._wake.active():
-            self._wake.cancel()
+        self.objective.close()
         # Whatever is still leased (in flight, waiting as a continuation or
         # in an unreleased batch) goes back, so a resumed crawl fetches it.
         returned = self.frontier.leased()
@@ -234,7 +179,6 @@ class FrontierScheduler(BaseScheduler):
         self.counts.flush()
         self._continuations.clear()
         self._fetches.clear()
-        self._handed_out.clear()
         closing = self.frontier.close()  # a shared frontier may give its leases back off the reactor
         if closing is None:
             return self.df.close(reason)
@@ -265,21 +209,14 @@ class FrontierScheduler(BaseScheduler):
             if self.batches is not None:
                 entry = self.batches.next(self.frontier)
             else:
-                busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0) if self.slot_aware else set()
-                entry = self.frontier.pop(busy, self.window, hold=self.slot_aware, wait=self.wait,
-                                          barred=self.harvest)
-                if entry is None and busy and not self.window and self._slots.next_ready is None:
-                    # Every slot busy with downloads, none waiting on a delay alone:
-                    # the best anyway, to wait in its slot (Scrapy's contract: a
-                    # scheduler with requests hands one out).
-                    entry = self.frontier.pop(busy)
+                entry, busy = self.objective.pop(self.frontier)
             if entry is None:
                 if busy and len(self.frontier):
                     # The URLs wait for their slots: not idle (a download's end
                     # or the wake-up asks again), so no flush — on a shared
                     # frontier that would be a round trip per download.
                     self.counts.inc("scheduler/held")
-                    self._wake_at(self._slots.next_ready)  # None with the pages objective: no slot waits on a delay alone
+                    self.objective.held()
                     return None
                 self.counts.flush()  # idle: a good moment to bring the stats up to date
                 self.frontier.flush()
@@ -295,32 +232,12 @@ class FrontierScheduler(BaseScheduler):
             request.meta[keys.POPPED] = self._popped
         self.counts.inc("scheduler/dequeued")
         self.counts.inc("scheduler/dequeued/memory")
-        if self.slot_aware:
-            slot = default_slot_key(request)
-            self._handed_out[request] = slot
-            self._handed_per_slot[slot] += 1
-            if self.wait and self.harvest.handed(slot):
-                request.meta[keys.PROBE] = slot
-            if slot in busy:  # every slot with requests was busy: it waits in its slot
-                self.counts.inc("scheduler/busy_slot")
+        if self.objective.handed(request, busy):  # every slot with requests was busy: it waits in its slot
+            self.counts.inc("scheduler/busy_slot")
         return request
 
     def __len__(self) -> int:
         return len(self.frontier) + len(self._continuations)
-
-    def _wake_at(self, ready: float | None) -> None:
-        """Ask the engine for requests again at *ready* (``time.monotonic()``),
-        unless a wake-up comes as early; None: a download's end will ask."""
-        if ready is None:
-            return
-        delay = max(0.0, ready - time.monotonic())
-        if self._wake is not None and self._wake.active():
-            if self._wake.getTime() <= self._wake.seconds() + delay:
-                return
-            self._wake.cancel()
-        from twisted.internet import reactor
-
-        self._wake = reactor.callLater(delay, wake_engine, self.crawler)  # type: ignore[attr-defined,arg-type]
 
     # -- telling requests apart ------------------------------------------------
 
@@ -427,27 +344,13 @@ class FrontierScheduler(BaseScheduler):
             fetch.responded = True
             if self.budget is not None:
                 self.budget.settled()  # the budget counted the page itself
-        if fetch is not None and self.wait:  # not robots.txt
-            self.harvest.answered(default_slot_key(request), 200 <= response.status < 300, request.meta.get(keys.PROBE))
-
-    def _page_judged(self, request: Request, relevant: bool | None) -> None:
-        self.harvest.judged(default_slot_key(request), relevant, request.meta.get(keys.PROBE))
-
-    def _reached_downloader(self, request: Request, spider: Spider) -> None:
-        self._slots.reached(request)
-        self._handed_out_reached(request)
-
-    def _handed_out_reached(self, request: Request) -> None:
-        slot = self._handed_out.pop(request, None)
-        if slot is not None:
-            self._handed_per_slot[slot] -= 1
-            if not self._handed_per_slot[slot]:
-                del self._handed_per_slot[slot]
+        if fetch is not None:  # not robots.txt
+            self.objective.answered(request, response.status)
 
     def request_finished(self, request: Request) -> None:
         """The engine is done with *request* (called through
         crawlproject.scrapy_private); its lease ends with its last request."""
-        self._handed_out_reached(request)  # dropped before the downloader
+        self.objective.finished(request)  # dropped before the downloader
         lease = request.meta.get(keys.LEASE)
         fetch = self._fetches.get(lease) if lease is not None else None
         if lease is None or fetch is None:
@@ -458,16 +361,14 @@ class FrontierScheduler(BaseScheduler):
         del self._fetches[lease]
         if self.budget is not None and not fetch.responded:
             self.budget.settled()  # failed: its place in the budget is free again
-        if self.wait and not fetch.responded:
-            self.harvest.answered(default_slot_key(request), False, request.meta.get(keys.PROBE))
+        if not fetch.responded:
+            self.objective.answered(request, None)
         if request.meta.get(keys.REFUSED):
             self.frontier.refuse(lease, request.url)
         else:
             self.frontier.ack(lease)
         if self.batches is not None:
             self.batches.finished(lease)
-
-    # -- re-scoring and stats ------------------------------------------------------
 
     # -- what the frontier port asks (crawlproject.strategies.ports.CrawlerFrontier) ----------
 

@@ -1,0 +1,149 @@
+"""The crawl's objective, in the scheduler: which download slots may take a
+request now, and how far down the queue (docs/architecture.md, "The crawl's
+objective").
+
+* **time** (``FOCUS_OBJECTIVE=time``, plain spiders): every slot that can
+  take a request takes the best URL it has, as Scrapy's
+  ``DownloaderAwarePriorityQueue`` fills slots; when every slot with URLs is
+  busy, none is handed out and the engine is woken when the first slot's
+  delay ends (or, without delays, a download's end asks again);
+* **pages** (focused spiders): a free slot takes a URL only among the N best
+  queued (the window) — with a wait (``FOCUS_PAGES_WAIT``) also below them,
+  on a slot whose pages pay (crawlproject.frontier.host_harvest);
+* slots ignored (``FOCUS_SLOT_AWARE=False``): the global best, whatever its slot.
+
+A request handed to the engine but not yet in the downloader (its
+middlewares run first) counts as busy in its slot.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from crawlproject import config
+from crawlproject import signals as focus_signals
+from crawlproject.frontier.host_harvest import HostHarvest
+from crawlproject.scrapy_private import SlotWatch, default_slot_key, wake_engine
+from crawlproject.web import meta as keys
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    from crawlproject.frontier.base import Frontier, FrontierEntry
+
+__all__ = ["SlotObjective", "pages_window"]
+
+
+def pages_window(settings: Any) -> int:
+    """N of the pages objective (``FOCUS_PAGES_WINDOW``, else
+    ``CONCURRENT_REQUESTS``), or 0 when the crawl's budget is time."""
+    if config.get_choice(settings, "FOCUS_OBJECTIVE") != "pages":
+        return 0
+    return config.get_int(settings, "FOCUS_PAGES_WINDOW") or max(1, settings.getint("CONCURRENT_REQUESTS"))
+
+
+class SlotObjective:
+    def __init__(self, crawler: Crawler, slot_aware: bool = True, window: int = 0, wait: float = 0.0):
+        self.crawler = crawler
+        self.slot_aware = slot_aware
+        #: The pages objective's N (0: the time objective). A slot with a delay
+        #: and nothing outstanding then takes its request at once, to wait out
+        #: the delay in the slot: the downloader's timer sends it, and the
+        #: download's end asks the engine for the next (no poll, no stall).
+        self.window = window if slot_aware else 0
+        #: How many of their delays a free slot's best below the window waits
+        #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
+        #: long as they take); only on a slot whose pages pay (HostHarvest).
+        self.wait = wait if self.window else 0.0
+        self.harvest = HostHarvest()
+        #: The time objective's wake-up: when every slot with URLs is busy, a
+        #: request would wait in its slot holding a place among those in
+        #: flight, so none is handed out and the engine is asked again when
+        #: the first slot's delay ends (or, without delays, when a download ends).
+        self._wake: Any = None
+        self._handed_out: dict[Request, str] = {}
+        self._handed_per_slot: Counter[str] = Counter()
+        self._slots = SlotWatch(crawler)
+        if slot_aware:
+            crawler.signals.connect(self._reached_downloader, signals.request_reached_downloader)
+        if self.wait:
+            crawler.signals.connect(self._page_judged, focus_signals.page_judged)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        return cls(crawler, config.get_bool(settings, "FOCUS_SLOT_AWARE"), pages_window(settings),
+                   config.get_float(settings, "FOCUS_PAGES_WAIT"))
+
+    def pop(self, frontier: Frontier) -> tuple[FrontierEntry | None, set[str]]:
+        """The entry the objective allows now, and the slots that were busy."""
+        if not self.slot_aware:
+            return frontier.pop(), set()
+        busy = self._slots.busy(self._handed_per_slot, wait_in_slot=self.window > 0)
+        entry = frontier.pop(busy, self.window, hold=True, wait=self.wait, barred=self.harvest)
+        if entry is None and busy and not self.window and self._slots.next_ready is None:
+            # Every slot busy with downloads, none waiting on a delay alone:
+            # the best anyway, to wait in its slot (Scrapy's contract: a
+            # scheduler with requests hands one out).
+            entry = frontier.pop(busy)
+        return entry, busy
+
+    def held(self) -> None:
+        """The URLs wait for their slots: the engine is asked again when the
+        first slot's delay ends (with the pages objective no slot waits on a
+        delay alone: a download's end asks)."""
+        ready = self._slots.next_ready
+        if ready is None:
+            return
+        delay = max(0.0, ready - time.monotonic())
+        if self._wake is not None and self._wake.active():
+            if self._wake.getTime() <= self._wake.seconds() + delay:
+                return
+            self._wake.cancel()
+        from twisted.internet import reactor
+
+        self._wake = reactor.callLater(delay, wake_engine, self.crawler)  # type: ignore[attr-defined,arg-type]
+
+    def handed(self, request: Request, busy: set[str]) -> bool:
+        """*request* handed to the engine: whether its slot was busy (it waits there)."""
+        if not self.slot_aware:
+            return False
+        slot = default_slot_key(request)
+        self._handed_out[request] = slot
+        self._handed_per_slot[slot] += 1
+        if self.wait and self.harvest.handed(slot):
+            request.meta[keys.PROBE] = slot
+        return slot in busy
+
+    def answered(self, request: Request, status: int | None) -> None:
+        """A fetch of the crawl's answered with *status*, or failed (None)."""
+        if self.wait:
+            ok = status is not None and 200 <= status < 300
+            self.harvest.answered(default_slot_key(request), ok, request.meta.get(keys.PROBE))
+
+    def finished(self, request: Request) -> None:
+        """The engine is done with *request*: dropped before the downloader, if it never reached it."""
+        slot = self._handed_out.pop(request, None)
+        if slot is not None:
+            self._handed_per_slot[slot] -= 1
+            if not self._handed_per_slot[slot]:
+                del self._handed_per_slot[slot]
+
+    def close(self) -> None:
+        if self._wake is not None and self._wake.active():
+            self._wake.cancel()
+        self._handed_out.clear()
+
+    def _reached_downloader(self, request: Request, spider: Spider) -> None:
+        self._slots.reached(request)
+        self.finished(request)
+
+    def _page_judged(self, request: Request, relevant: bool | None) -> None:
+        self.harvest.judged(default_slot_key(request), relevant, request.meta.get(keys.PROBE))
