@@ -52,6 +52,7 @@ from crawlproject.distributed.connection import (
     reachable_redis,
     warn_without_persistence,
 )
+from crawlproject.distributed.courier import Courier
 from crawlproject.distributed.outbox import Outbox
 from crawlproject.distributed.prefetch import Prefetched
 from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
@@ -148,10 +149,8 @@ class RedisFrontier:
         #: the crawl's own calls runs in a thread, one at a time, in order;
         #: pops are served from what the last round trip prefetched.
         self.asynchronous = in_thread is not None
-        self._io: Deferred[Any] | None = None  # the round trip in flight
-        self._io_again = False  # more to send once it lands
-        self._io_pop = 0  # URLs the next round trip should pop
-        self._io_failures = 0
+        self._courier = Courier(key, self._execute, self._calls, self._landed, self._failed, lambda: bool(self._outbox),
+                                lambda: self._closing, in_thread)
         self._counted_at = 0.0  # when the counts were last read
         self._idle_asked_at = 0.0  # when an idle check last asked for fresh counts
         self._renewal_due = False  # the next round trip renews this worker's leases
@@ -223,14 +222,10 @@ class RedisFrontier:
             return None  # nothing of ours is left there to give back
         if not self.asynchronous:
             self._give_back_everything()
-            self._send()
+            self._courier.now()
             self._end_if_drained(self._count_pending() if not self.persist else 0)
             self._publish()
             return None
-        from twisted.internet.defer import succeed
-
-        waiting: Deferred[Any] = self._io if self._io is not None else succeed(None)
-        self._io = None
         assert self.in_thread is not None
         in_thread = self.in_thread
 
@@ -239,7 +234,7 @@ class RedisFrontier:
             calls = self._calls(0)
             return in_thread(self._close_in_thread, calls.commands).addCallback(self._closed, calls)
 
-        return waiting.addBoth(send)
+        return self._courier.detach().addBoth(send)
 
     def _give_back_everything(self) -> None:
         """Every lease this worker holds, released in the buffers (not fetched: back for anyone)."""
@@ -278,54 +273,19 @@ class RedisFrontier:
         page's links are queued before its lease is acknowledged), in one
         round trip — off the reactor in a crawl."""
         if self._outbox:
-            self._round_trip()
-
-    def _round_trip(self, pop: int = 0) -> None:
-        """Send what is buffered (and pop *pop* URLs): at once without a
-        reactor; else in a thread, one round trip at a time, in order."""
-        if not self.asynchronous:
-            self._send(pop)
-            return
-        self._io_pop = max(self._io_pop, pop)
-        if self._io is not None:
-            self._io_again = True
-            return
-        calls = self._calls(self._io_pop)
-        self._io_pop, self._io_again = 0, False
-        assert self.in_thread is not None
-        self._io = self.in_thread(self._execute, calls.commands)
-        self._io.addCallbacks(self._landed, self._failed, callbackArgs=(calls,), errbackArgs=(calls,))
+            self._courier.send()
 
     def _landed(self, results: list[Any], calls: RoundTrip) -> None:
-        self._io = None
-        self._io_failures = 0
+        """What a round trip brought; the engine is woken when it brought URLs."""
         before = len(self._prefetched)
         self._apply(results, calls)
-        if self._closing:  # landed while closing: close gives back what it leased
-            return
-        if self._io_again or self._outbox:
-            self._round_trip()
-        if len(self._prefetched) > before and self.wake is not None:
+        if len(self._prefetched) > before and self.wake is not None and not self._closing:
             self.wake()
 
-    def _failed(self, failure: Any, calls: RoundTrip) -> None:
-        """Redis away: keep what was not sent, in order, and try again."""
-        self._io = None
+    def _failed(self, calls: RoundTrip) -> None:
+        """A round trip that failed: its buffers back, in order (the courier tries again)."""
         self._outbox.put_back(calls)
-        self._io_pop = max(self._io_pop, calls.pop)
         self._renewal_due = self._renewal_due or calls.renew
-        self._io_failures += 1
-        if self._io_failures == 1:
-            logger.warning("A round trip to the shared frontier %s failed (%s); retrying", self.key, failure.value)
-        from twisted.internet import reactor
-
-        reactor.callLater(min(5.0, 0.2 * 2**self._io_failures), self._round_trip)  # type: ignore[attr-defined]
-
-    def _send(self, pop: int = 0) -> None:
-        """One round trip, here and now: buffered pushes, settlements,
-        claims, then (with *pop*) a pop of that many URLs, and the counts."""
-        calls = self._calls(pop)
-        self._apply(self._execute(calls.commands), calls)
 
     def _calls(self, pop: int) -> RoundTrip:
         """What the next round trip sends, taken out of the buffers."""
@@ -406,7 +366,7 @@ class RedisFrontier:
     ) -> PushOutcome:
         """Buffered: the outcome is known at the next flush (counted in stats)."""
         if self._outbox.push(key, score, payload, force, url) >= self.batch:
-            self._round_trip()
+            self._courier.send()
         return PushOutcome.PENDING
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
@@ -419,9 +379,9 @@ class RedisFrontier:
         would keep it waiting longer (Frontier.pop)."""
         if self.asynchronous:
             if len(self._prefetched) <= self.prefetch // 2:
-                self._round_trip(pop=self.prefetch)
+                self._courier.send(pop=self.prefetch)
         elif not self._prefetched:
-            self._round_trip(pop=self.prefetch)  # our own links first, so the choice is global
+            self._courier.send(pop=self.prefetch)  # our own links first, so the choice is global
         return self._prefetched.take(skip, window, hold, wait, barred)
 
     def _fill(self, result: list[Any]) -> None:
@@ -445,7 +405,7 @@ class RedisFrontier:
         if self.asynchronous:
             self._held[fp] = score
             self._outbox.claim(fp, arguments)
-            self._round_trip()
+            self._courier.send()
             return True
         self.flush()
         granted = self._run_alone("CLAIM", arguments)
@@ -460,7 +420,7 @@ class RedisFrontier:
         # A page done: its links and its lease go together, in order, within
         # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
         if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._outbox.settles) >= 3 * self.batch:
-            self._round_trip()
+            self._courier.send()
 
     def release(self, key: str) -> None:
         fp = fingerprint(key)
@@ -471,7 +431,7 @@ class RedisFrontier:
         fp = fingerprint(key)
         self._held.pop(fp, None)
         self._outbox.settle("refuse", fp, fingerprint(url))
-        self._round_trip()
+        self._courier.send()
 
     def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
         """Re-score every URL queued in the shared frontier (by whichever
@@ -532,7 +492,7 @@ class RedisFrontier:
             fresh = self._counted_at > self._idle_asked_at  # counts read since the last idle check asked
             if self._outbox or not fresh:
                 self._idle_asked_at = time.monotonic()
-                self._round_trip(pop=self.prefetch)
+                self._courier.send(pop=self.prefetch)
                 raise DontCloseSpider
             pending = self._queued
         else:
@@ -579,7 +539,7 @@ class RedisFrontier:
         the occasion to send what is buffered and refresh the counts."""
         if self.asynchronous:
             self._renewal_due = True
-            self._round_trip(pop=0 if self._prefetched else self.prefetch)
+            self._courier.send(pop=0 if self._prefetched else self.prefetch)
             self._publish()
             return
         try:
