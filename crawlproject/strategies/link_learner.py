@@ -53,6 +53,7 @@ from crawlproject.models.online_link_model import Experience, LinkLearner
 from crawlproject.models.shark_score import SharkParameters
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory
 from crawlproject.strategies.shark_search import shark_settings
+from crawlproject.strategies.sibling_groups import DirectoryProbes, SiblingGroups
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
@@ -124,41 +125,22 @@ class LinkLearnerStrategy(CrawlStrategy):
         self.rescore_every = rescore_every
         #: queued links re-scored per fetch on average: the whole queue every queue/this fetches
         self.rescore_links = rescore_links
-        #: how far what a sibling group's history says of its links (over the crawl's
-        #: scale) must have moved since they were last re-scored for a verdict to
-        #: re-score them again: a group of a few pages moves more than 2 % with each
-        #: verdict, a big flat directory (hundreds of queued links) after every few
-        #: dozen — where a re-score costs most and changes the order least
-        self.siblings_moved = siblings_moved
-        #: verdicts between two re-scorings of their siblings: siblings fetched one after another
-        #: (a directory being crawled) re-score their queued siblings once, not after each
-        self.siblings_every = siblings_every
-        #: the factor on an unexplored directory's queued links but its probe, until the probe's verdict (1: none)
-        self.probe_hold = probe_hold
+        #: queued links by their closest sibling groups, re-scored when a sibling's fetch tells something
+        self.siblings = SiblingGroups(siblings_moved, siblings_every)
+        #: an unexplored directory's queued links held at a share of their score but its probe's (1: none)
+        self.probes = DirectoryProbes(probe_hold, memory)
         #: how much of what is expected of a link in flight its sibling groups count as not
         #: shown until its verdict (PathHistory.hold; 0: none)
         self.in_flight = in_flight
         #: links in flight → what their hold added to the history
         self._held: RecentMemory[str, list[tuple[int, float]]] = RecentMemory(memory)
-        #: unexplored directories (own-directory sibling groups with no verdict yet) → their probe's key
-        self._probes: RecentMemory[int, str] = RecentMemory(memory)
         #: the features (and score) of each queued link, until its page arrives
         self.pending: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: the features and verdict of fetched pages' links, for a user's label
         self.fetched: RecentMemory[str, tuple[LinkFeatures, float]] = RecentMemory(memory)
         #: pages whose fetch told its verdict: a link to one is never queued again
         self.done: RecentMemory[str, None] = RecentMemory(memory)
-        #: queued links by their closest sibling groups (own directory, page):
-        #: re-scored every few verdicts (FOCUS_LEARNER_SIBLINGS_EVERY) when a sibling's fetch tells something
-        self.siblings: dict[int, set[str]] = {}
         self._since_rescore = 0
-        #: sibling groups whose history changed since their links were last re-scored
-        self._sibling_cells: set[int] = set()
-        #: each sibling group's history cells, coarsest first (those of its first link, down to the group)
-        self._sibling_chain: dict[int, tuple[int, ...]] = {}
-        #: what each group's history said of its links when they were last re-scored (_group_says)
-        self._sibling_said: dict[int, float] = {}
-        self._since_siblings = 0
         self._rescores = 0
         self.pages = 0
 
@@ -244,7 +226,7 @@ class LinkLearnerStrategy(CrawlStrategy):
         if remembered is not None:
             features = remembered[0]
             self._held.keep(key, self.learner.history.hold(features.prior, features.cells, self.in_flight))
-            self._sibling_cells.update(features.cells[-2:])
+            self.siblings.touched(features.cells)
 
     def _learn(self, key: str, relevance: float | None) -> None:
         self.done.keep(key, None)
@@ -260,49 +242,28 @@ class LinkLearnerStrategy(CrawlStrategy):
             self.frontier.inc("focus/learner/examples")
             if self.shared is not None:
                 self.shared.share(experience)
-            self._sibling_cells.update(remembered[0].cells[-2:])
+            self.siblings.touched(remembered[0].cells)
             directory = remembered[0].cells[-2]
-            if self._probes.get(directory) == key:  # the directory's first verdict: its held links are re-scored
-                del self._probes[directory]
-                self._sibling_said.pop(directory, None)
+            if self.probes.answered(directory, key):  # the directory's first verdict: its held links are re-scored
+                self.siblings.forget_said(directory)
         elif self.shared is not None:
             self.shared.forward(key, relevance)  # another worker queued it: it holds the features
 
     def _rescore_siblings(self, cells: Iterable[int], moved_only: bool = False) -> int:
         """The queued links of the same directory and page as a link just
-        fetched, re-scored now: a dead end or a relevant page says most of
-        its closest siblings. *moved_only*: only groups whose factors moved
-        by ``siblings_moved`` since their links were last re-scored."""
-        affected: set[str] = set()
-        for cell in cells:
-            keys = self.siblings.get(cell)
-            if not keys:
-                continue
-            says = self._group_says(cell)
-            before = self._sibling_said.get(cell)
-            if moved_only and before is not None and abs(says - before) < self.siblings_moved * before:
-                self.frontier.inc("focus/learner/sibling_rescores_skipped")
-                continue
-            # Forget what was fetched or forgotten: a look-up per sibling (an
-            # intersection with the pending mapping would walk all of it).
-            keys.difference_update([key for key in keys if key not in self.pending])
-            affected |= keys
-            if keys:
-                self._sibling_said[cell] = says
-            else:
-                del self.siblings[cell]
-                self._sibling_chain.pop(cell, None)
-                self._sibling_said.pop(cell, None)
+        fetched, re-scored now (SiblingGroups.to_rescore)."""
+        affected = self.siblings.to_rescore(cells, self._group_says, self.pending, moved_only,
+                                            lambda: self.frontier.inc("focus/learner/sibling_rescores_skipped"))
         if affected:
-            self._send_rescore(sorted(affected), keys_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
+            self._send_rescore(affected, keys_only=True)
         return len(affected)
 
-    def _group_says(self, cell: int) -> float:
+    def _group_says(self, chain: tuple[int, ...]) -> float:
         """What a sibling group's history (its own and its coarser groups',
-        down its first link's cells) makes of a link of prior 1, over the
-        crawl's scale: E[relevance] · Pr(alive) ÷ relevance per unit of prior."""
+        *chain*) makes of a link of prior 1, over the crawl's scale:
+        E[relevance] · Pr(alive) ÷ relevance per unit of prior."""
         history = self.learner.history
-        relevance, alive = history.estimate(1.0, self._sibling_chain.get(cell, (cell,)))
+        relevance, alive = history.estimate(1.0, chain)
         return relevance * alive / history.scale
 
     def user_label(self, key: str, relevant: bool) -> dict[str, Any]:
@@ -408,13 +369,7 @@ class LinkLearnerStrategy(CrawlStrategy):
             kept = self.pending.get(link.key)
             if kept is None or score > kept[1]:  # the frontier keeps the better of two finds
                 self.pending.keep(link.key, (found, float(score)))
-                for level, cell in enumerate(found.cells[-2:], start=len(found.cells) - 2):
-                    if cell:
-                        group = self.siblings.get(cell)
-                        if group is None:
-                            group = self.siblings[cell] = set()
-                            self._sibling_chain[cell] = found.cells[:level + 1]
-                        group.add(link.key)
+                self.siblings.add(link.key, found.cells)
         return [float(score) for score in scores]
 
     def _scores(self, link_keys: Sequence[str], features: Sequence[LinkFeatures]) -> np.ndarray:
@@ -427,30 +382,9 @@ class LinkLearnerStrategy(CrawlStrategy):
             scores[exploring] = self.learner.calibrated_priors(features)[exploring]
         priors = np.array([f.prior for f in features])
         scores += PRIOR_TIE * priors
-        if self.probe_hold < 1:
-            self._hold_unprobed(link_keys, features, scores)
+        self.probes.apply(link_keys, [found.cells[-2] for found in features], scores, self.learner.history.cells,
+                          self.pending)
         return scores
-
-    def _hold_unprobed(self, link_keys: Sequence[str], features: Sequence[LinkFeatures], scores: np.ndarray) -> None:
-        """A batch chosen for what it will teach: of a directory no verdict
-        has told anything of yet, one link (the best-scored the learner has
-        met, its probe) keeps its score and the others are held at
-        ``probe_hold`` of theirs until the probe's verdict arrives (then its
-        siblings are re-scored with what it told). With many requests in
-        flight the top of the queue then spreads over directories instead of
-        sending several links of one before any has answered."""
-        history_cells = self.learner.history.cells
-        chosen_now: set[str] = set()  # probes of this call (not remembered as pending yet)
-        for i in np.argsort(-scores, kind="stable").tolist():  # the best of a directory becomes its probe
-            directory, key = features[i].cells[-2], link_keys[i]
-            if not directory or directory in history_cells:
-                continue
-            probe = self._probes.get(directory)
-            if probe is None or (probe != key and probe not in self.pending and probe not in chosen_now):
-                self._probes.keep(directory, key)  # new, or its probe left without a verdict
-                chosen_now.add(key)
-            elif probe != key:
-                scores[i] *= self.probe_hold
 
     def exploring(self, link_keys: Sequence[str]) -> np.ndarray:
         """Which links explore: a fixed share, by a hash of the URL and seed."""
@@ -468,23 +402,20 @@ class LinkLearnerStrategy(CrawlStrategy):
         """Every so many fetches (pages and dead ends), the queued links are
         re-scored (and a shared learner exchanges what it learnt)."""
         self._since_rescore += 1
-        self._since_siblings += 1
+        touched = self.siblings.due()
         if self.shared is not None and self.shared.waiting() >= self.learner.batch:
             self.shared.exchange()
         if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // self.rescore_links):
             self.rescore()
-        elif self._since_siblings >= self.siblings_every:
-            self._since_siblings = 0
-            cells, self._sibling_cells = self._sibling_cells, set()
-            self._rescore_siblings(sorted(cells), moved_only=True)  # sorted: a repeatable crawl (FOCUS_REPEATABLE)
+        elif touched:
+            self._rescore_siblings(touched, moved_only=True)
 
     def rescore(self) -> None:
         """Every remembered queued link gets its score from what was learnt
         since it was queued (its directories' and host's history included)."""
         self.learner.flush()
-        self._since_rescore = self._since_siblings = 0
-        self._sibling_cells.clear()  # the whole queue includes them
-        self._sibling_said.clear()  # every group's links re-scored: each is re-scored when next touched
+        self._since_rescore = 0
+        self.siblings.all_rescored()  # the whole queue includes them
         if not self.pending:
             return
         self._send_rescore(list(self.pending), keys_only=True)  # only they can change: no scan of the queue
