@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 import numpy as np
-from scipy.special import expit
 
 #: fitted once this many fetched pages scored above 0
 MIN_PAGES = 30
@@ -318,12 +317,17 @@ class CrawlRefit(FittedOnTheCrawl):
         """The model's probability the refitted calibration takes to 0.5."""
         if self.logistic is None:
             return 0.5
+        # imported here: scipy.special costs a crawl that never refits 0.2 s to import
+        from scipy.special import expit
+
         slope, offset = self.logistic
         return float(expit(-offset / slope))  # a flat fit (the least slope): 0 or 1, not an overflow
 
     def probability(self, score: float) -> float:
         if self.logistic is None:
             return score
+        from scipy.special import expit
+
         slope, offset = self.logistic
         return float(expit(slope * float(_logit(np.array([score]))[0]) + offset))
 
