@@ -18,11 +18,9 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	command -v redis-server >/dev/null && command -v chromedriver >/dev/null && command -v prometheus >/dev/null || { apt-get update -qq && apt-get install -y -qq redis-server chromium chromium-driver prometheus; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# --no-compile: a module's bytecode is written when it is first imported, not for
-	# every module of every package at install time (half the setup's minute)
-	$(BIN)/pip install --quiet --no-compile -r requirements-dev.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
 	# the project itself, as a package: its Scrapy commands (entry points) and the add-on
-	$(BIN)/pip install --quiet --no-compile --no-deps -e .
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: setup
