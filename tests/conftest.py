@@ -76,6 +76,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         DURATIONS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
 
 
+@pytest.fixture(autouse=True)
+def _no_scrapy_project_in_the_environment() -> None:
+    """Scrapy's get_project_settings() leaves SCRAPY_SETTINGS_MODULE in
+    os.environ, and a test that later runs `scrapy` in a project of its own
+    with os.environ would get this project's spiders (which test ran first in
+    the worker decided it). Each test starts without it; those in this
+    project find it again through scrapy.cfg."""
+    os.environ.pop("SCRAPY_SETTINGS_MODULE", None)
+
+
 @pytest.fixture(scope="session")
 def paragraphs() -> Path:
     """The paragraph pool the synthetic webs of the tests recombine (WebKB's)."""
