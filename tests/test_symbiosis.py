@@ -262,3 +262,5 @@ def test_the_readme_search_section_works_as_written(tmp_path: Path) -> None:
     assert "query 2/2 'compilers' · iteration 1/3" in completed.stdout and "Night done" in completed.stdout
     # The night prints its own lines: only the first crawl's INFO log says "Spider closed", none of the night's.
     assert (completed.stdout + completed.stderr).count("Spider closed") == 1
+    # One replay for the whole night, not one started (2 s) by each of its crawls.
+    assert completed.stdout.count("Replaying") == 1

@@ -13,6 +13,10 @@ from crawlproject.commands._cli import ProjectCommand
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy.settings import Settings
+
+    from crawlproject.search.symbiosis import SymbiosisOptions
+
 
 class Command(ProjectCommand):
     command_name = "symbiosis"
@@ -39,21 +43,12 @@ class Command(ProjectCommand):
         parser.add_argument("--tfidf", action="store_true", help="the crawler weighs terms by the index's IDF")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from scrapy.crawler import CrawlerRunner
         from scrapy.settings import SETTINGS_PRIORITIES
-        from scrapy.utils.log import configure_logging
-        from scrapy.utils.reactor import install_reactor
-        from twisted.internet import defer
         from twisted.python.failure import Failure
 
-        from crawlproject.search.engine import IndexHome, parse_weights
-        from crawlproject.search.symbiosis import (
-            NightReport,
-            Symbiosis,
-            SymbiosisOptions,
-            read_queries,
-        )
-        from crawlproject.web.text import TermAnalyzer
+        from crawlproject.middlewares.replay import replay_for
+        from crawlproject.search.engine import IndexHome
+        from crawlproject.search.symbiosis import NightReport, SymbiosisOptions, read_queries
 
         settings = self.project_settings
         if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
@@ -63,13 +58,46 @@ class Command(ProjectCommand):
         options.check()
         queries = read_queries(opts.queries)
         IndexHome(opts.index).current()  # a missing index: one clear line, before any reactor
+        replay = None if config.get_str(settings, "FOCUS_REPLAY_PROXY") else replay_for(settings)
+        if replay is not None:  # the night's crawls share it (each would start its own, 2 s apiece)
+            print(f"Replaying {config.get_str(settings, 'FOCUS_REPLAY_WARC')} through {replay.proxy_url} "
+                  "for the night's crawls")
+            settings.set("FOCUS_REPLAY_WARC", "", priority="cmdline")
+            settings.set("FOCUS_REPLAY_PROXY", replay.proxy_url, priority="cmdline")
+        try:
+            result = self._night(settings, options, opts.index, queries)
+        finally:
+            if replay is not None:
+                replay.stop()
+        if isinstance(result, Failure):
+            if isinstance(result.value, ValueError | OSError):
+                raise result.value
+            result.printTraceback(file=sys.stderr)
+            self.exitcode = 1
+            return
+        assert isinstance(result, NightReport)
+        print(f"\nNight done in {result.seconds:.0f}s: the collection went from {result.old_pages} to "
+              f"{result.new_pages} pages ({result.collection})")
+
+    @staticmethod
+    def _night(settings: Settings, options: SymbiosisOptions, index: str, queries: list[str]) -> object:
+        """The night's loop on this process's reactor: its report, or the Failure that ended it."""
+        from scrapy.crawler import CrawlerRunner
+        from scrapy.utils.log import configure_logging
+        from scrapy.utils.reactor import install_reactor
+        from twisted.internet import defer
+
+        from crawlproject.search.engine import parse_weights
+        from crawlproject.search.symbiosis import Symbiosis
+        from crawlproject.web.text import TermAnalyzer
+
         install_reactor(settings["TWISTED_REACTOR"])
         configure_logging(settings)
         from twisted.internet import reactor as installed
 
         reactor: Any = installed
         loop = Symbiosis(
-            CrawlerRunner(settings), opts.index, queries, options,
+            CrawlerRunner(settings), index, queries, options,
             TermAnalyzer(stem=config.get_bool(settings, "FOCUS_STEMMING")),
             parse_weights(config.get_str(settings, "FOCUS_SEARCH_WEIGHTS")),
         )
@@ -81,13 +109,4 @@ class Command(ProjectCommand):
 
         defer.ensureDeferred(loop.run()).addBoth(done)
         reactor.run()
-        result = outcome.get("result")
-        if isinstance(result, Failure):
-            if isinstance(result.value, ValueError | OSError):
-                raise result.value
-            result.printTraceback(file=sys.stderr)
-            self.exitcode = 1
-            return
-        assert isinstance(result, NightReport)
-        print(f"\nNight done in {result.seconds:.0f}s: the collection went from {result.old_pages} to "
-              f"{result.new_pages} pages ({result.collection})")
+        return outcome.get("result")

@@ -8,8 +8,7 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
-from scrapy_redis.connection import get_redis_from_settings
-
+from crawlproject import config
 from crawlproject.config import SettingsError
 
 if TYPE_CHECKING:
@@ -20,8 +19,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def redis_key(settings: BaseSettings, spider_name: str) -> str:
+    """The prefix of every Redis key of a spider's shared crawl."""
+    return config.get_str(settings, "FOCUS_REDIS_KEY") % {"spider": spider_name}
+
+
 def redis_from_settings(settings: BaseSettings) -> Any:
-    """scrapy-redis's client: blocking calls, for threads and scripts."""
+    """scrapy-redis's client: blocking calls, for threads and scripts.
+    (Imported here: every crawl loads this module through the politeness
+    handler, and redis takes a tenth of a second to import.)"""
+    from scrapy_redis.connection import get_redis_from_settings
+
     return get_redis_from_settings(settings)
 
 
@@ -33,7 +41,7 @@ def async_redis_from_settings(settings: BaseSettings) -> tuple[Any, bool]:
     from scrapy.utils.asyncio import is_asyncio_available
 
     if not is_asyncio_available():
-        return get_redis_from_settings(settings), False
+        return redis_from_settings(settings), False
     import redis.asyncio
     from scrapy_redis import defaults
     from scrapy_redis.connection import SETTINGS_PARAMS_MAP, get_redis

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import threads
 
-from crawlproject.distributed.connection import async_redis_from_settings
-from crawlproject.distributed.frontier import redis_key
+from crawlproject.distributed.connection import async_redis_from_settings, redis_key
 from crawlproject.models.online_link_model import Experience, pack_all, unpack_all
 
 if TYPE_CHECKING:

@@ -50,6 +50,7 @@ from crawlproject.distributed import scan
 from crawlproject.distributed.connection import (
     configure_seen_set,
     reachable_redis,
+    redis_key,
     warn_without_persistence,
 )
 from crawlproject.distributed.courier import Courier
@@ -94,10 +95,6 @@ def _close_on_loss(crawler: Crawler, reason: str) -> None:
         crawler.stats.set_value("frontier/lost", reason)
     if crawler.engine is not None:
         deferred_from_coro(crawler.engine.close_spider_async(reason=FRONTIER_LOST))
-
-
-def redis_key(settings: Any, spider_name: str) -> str:
-    return config.get_str(settings, "FOCUS_REDIS_KEY") % {"spider": spider_name}
 
 
 class RedisFrontier:

@@ -34,8 +34,7 @@ from twisted.internet.task import deferLater
 from crawlproject import config
 from crawlproject import signals as focus_signals
 from crawlproject.distributed import scripts as redis_scripts
-from crawlproject.distributed.connection import async_redis_from_settings
-from crawlproject.distributed.frontier import redis_key
+from crawlproject.distributed.connection import async_redis_from_settings, redis_key
 
 _LATE_MS = 10  # a turn taken this much late is given up for the next
 _MIN_MARGIN_MS = 5.0  # how far ahead a shared turn is asked for, at least

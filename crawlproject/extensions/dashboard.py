@@ -143,8 +143,7 @@ class CrawlDashboard:
     def _label_store(self, spider: Spider) -> FileLabels | RedisLabels:
         settings = self.crawler.settings
         if "Redis" in config.get_str(settings, "FOCUS_FRONTIER_BACKEND"):
-            from crawlproject.distributed.connection import redis_from_settings
-            from crawlproject.distributed.frontier import redis_key
+            from crawlproject.distributed.connection import redis_from_settings, redis_key
 
             return RedisLabels(redis_from_settings(settings), redis_key(settings, spider.name))
         jobdir = job_dir(settings)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
 
@@ -52,21 +53,9 @@ class ReplayProxyMiddleware:
             )
         if proxy:
             return cls(check_replay_proxy(proxy))
-        if not warc:
+        process = replay_for(settings)
+        if process is None:
             raise NotConfigured
-        if not Path(warc).is_file():
-            raise SettingsError(f"FOCUS_REPLAY_WARC: no such file: {warc}")
-        try:
-            process = ReplayProcess(
-                warc,
-                robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
-                faults=config.get_str(settings, "FOCUS_REPLAY_FAULTS"),
-                as_of=_replay_time(config.get_str(settings, "FOCUS_REPLAY_AS_OF")),
-                latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS"),
-                startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT"),
-            )
-        except ReplayError as exc:
-            raise SettingsError(f"FOCUS_REPLAY_WARC {warc}: {exc}") from None
         logger.info("Replaying %s through %s", warc, process.proxy_url)
         middleware = cls(process.proxy_url, process)
         crawler.signals.connect(middleware.stop, signals.engine_stopped)
@@ -79,6 +68,27 @@ class ReplayProxyMiddleware:
     def stop(self) -> None:
         if self.process is not None:
             self.process.stop()
+
+
+def replay_for(settings: BaseSettings) -> ReplayProcess | None:
+    """The replay server FOCUS_REPLAY_WARC asks for, started (None without
+    it); a clear error for a missing WARC or a bad FOCUS_REPLAY_* value."""
+    warc = config.get_str(settings, "FOCUS_REPLAY_WARC")
+    if not warc:
+        return None
+    if not Path(warc).is_file():
+        raise SettingsError(f"FOCUS_REPLAY_WARC: no such file: {warc}")
+    try:
+        return ReplayProcess(
+            warc,
+            robots=config.get_str(settings, "FOCUS_REPLAY_ROBOTS"),
+            faults=config.get_str(settings, "FOCUS_REPLAY_FAULTS"),
+            as_of=_replay_time(config.get_str(settings, "FOCUS_REPLAY_AS_OF")),
+            latency_ms=config.get_float(settings, "FOCUS_REPLAY_LATENCY_MS"),
+            startup_timeout=config.get_float(settings, "FOCUS_REPLAY_STARTUP_TIMEOUT"),
+        )
+    except ReplayError as exc:
+        raise SettingsError(f"FOCUS_REPLAY_WARC {warc}: {exc}") from None
 
 
 def check_replay_proxy(proxy: str) -> str:
