@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,15 @@ FAST_REPLAY_SETTINGS: dict[str, Any] = {**LOOPBACK_SPEED, "LOG_LEVEL": "INFO", "
 #: Rewritten by a run with CRAWLPROJECT_RECORD_DURATIONS=1; a file it does
 #: not name counts as the median.
 DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The WARC indexes the replays cache (crawlproject.disk_cache) go to a
+    # folder of this run, shared by its test processes, not the user's cache:
+    # the tests' own small WARCs would pile up there.
+    if not hasattr(config, "workerinput") and "CRAWLPROJECT_CACHE_DIR" not in os.environ:
+        os.environ["CRAWLPROJECT_CACHE_DIR"] = tempfile.mkdtemp(prefix="crawlproject-tests-cache-")
+        config.add_cleanup(lambda: shutil.rmtree(os.environ.pop("CRAWLPROJECT_CACHE_DIR"), ignore_errors=True))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

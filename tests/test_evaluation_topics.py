@@ -184,7 +184,7 @@ def test_a_cache_two_processes_want_at_once_is_built_once(tmp_path: Path) -> Non
     reading the whole WARC again."""
     import threading
 
-    from crawlproject.corpus.reader import cached
+    from crawlproject.disk_cache import cached
 
     cache_file = tmp_path / "corpus-x.pickle"
     second_entered, second_built = threading.Event(), threading.Event()

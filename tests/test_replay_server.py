@@ -190,3 +190,36 @@ def test_pages_read_from_a_cut_off_warc_are_the_whole_ones_and_the_cut_is_said(
         f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read"
         " and the rest of the archive is missing; copy or write the file again"
     ]
+
+
+def test_a_warc_is_scanned_once_and_its_cached_index_says_what_the_scan_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay of WebKB spent 2 s scanning the WARC at every start (each
+    crawl with FOCUS_REPLAY_WARC, each crawl of a symbiosis night). The index
+    is cached: the second open reads no record, and a cut-off file is still
+    said to be cut off."""
+    import crawlproject.replay.archive as archive_module
+
+    cut, urls = _cut_warc(tmp_path, gzip=True)
+    cache = tmp_path / "cache"
+    WarcArchive(cut, cache_dir=cache).close()
+    assert len(list(cache.glob("warc-index-*.pickle"))) == 1
+
+    def no_scan(*args: object) -> None:
+        raise AssertionError("the WARC was scanned again")
+
+    monkeypatch.setattr(archive_module, "ArchiveIterator", no_scan)
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        again = WarcArchive(cut, cache_dir=cache)
+    assert list(again.urls()) == urls[:2] and again.cut_off
+    assert sum("is cut off" in r.message for r in caplog.records) == 1
+    again.close()
+    monkeypatch.undo()
+    # A file written again is a new file: scanned, not read from the old index.
+    pages = [("http://new.test/", 200, [("Content-Type", "text/html")], html("new"))]
+    write_warc(cut, pages)
+    rewritten = WarcArchive(cut, cache_dir=cache)
+    assert list(rewritten.urls()) == ["http://new.test/"] and not rewritten.cut_off
+    rewritten.close()

@@ -7,21 +7,19 @@ the evaluator's graph is the graph the crawler walks.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import logging
-import pickle
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from scrapy.http import HtmlResponse
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from crawlproject.corpus.labels import load_labels
+from crawlproject.disk_cache import cached, file_key
 from crawlproject.replay.archive import (
     ArchiveError,
     RevisitIndex,
@@ -37,7 +35,7 @@ from crawlproject.web.text import TermAnalyzer
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 T = TypeVar("T")
 
@@ -94,8 +92,8 @@ def load_corpus(
     warc, labels = Path(warc), Path(labels)
     pages_file = labels_file = None
     if cache_dir is not None:
-        pages_file = Path(cache_dir) / f"pages-{_fingerprint(warc)}.pickle"
-        labels_file = Path(cache_dir) / f"labels-{_fingerprint(labels)}.pickle"
+        pages_file = Path(cache_dir) / f"pages-{file_key(_CACHE_VERSION, warc)}.pickle"
+        labels_file = Path(cache_dir) / f"labels-{file_key(_CACHE_VERSION, labels)}.pickle"
     found = cached(labels_file, lambda: load_labels(labels))  # first: a bad line is said before the WARC is read
     pages = cached(pages_file, lambda: _read_pages(warc))
     return Corpus(labels=found, text=pages.text, outlinks=pages.outlinks)
@@ -109,43 +107,6 @@ def _read_pages(warc: Path) -> Corpus:
         corpus.outlinks[url] = [link.key for link in page.links] if page is not None else []
     logger.info("Read %d pages from %s", len(corpus.text), warc)
     return corpus
-
-
-def cached(cache_file: Path | None, build: Callable[[], T]) -> T:
-    """What *cache_file* holds, or *build*'s result, written there atomically
-    (a cache of our own making: these pickles are never downloaded). Processes
-    that want the same missing file take turns (a lock file beside it): one
-    builds it, the others read what it wrote rather than build it again."""
-    if cache_file is None:
-        return build()
-    found = _load_cache(cache_file)
-    if found is not None:
-        return cast("T", found[0])
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
-    with cache_file.with_suffix(".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        found = _load_cache(cache_file)  # built while this process waited
-        if found is not None:
-            return cast("T", found[0])
-        value = build()
-        tmp = cache_file.with_suffix(".tmp")
-        with tmp.open("wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(cache_file)
-    return value
-
-
-def _load_cache(cache_file: Path) -> tuple[Any] | None:
-    """``(value,)`` from *cache_file*, or None when it is missing or unusable."""
-    if not cache_file.exists():
-        return None
-    try:
-        with cache_file.open("rb") as f:
-            return (pickle.load(f),)  # noqa: S301
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as exc:
-        # a torn file, or one written by code that has moved since: made anew
-        logger.warning("Cache %s is unusable (%s); building it again", cache_file, exc)
-        return None
 
 
 def archived_pages(warc: str | Path) -> Iterator[tuple[str, Page | None]]:
@@ -197,9 +158,3 @@ def _archived_pages(warc: Path) -> Iterator[tuple[str, Page | None]]:
         warn_cut_off(warc, len(seen))
 
 
-def _fingerprint(*paths: Path) -> str:
-    digest = hashlib.sha1(str(_CACHE_VERSION).encode())  # noqa: S324 (a cache key)
-    for path in paths:
-        stat = path.stat()
-        digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]

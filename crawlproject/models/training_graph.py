@@ -13,13 +13,13 @@ a partial snapshot meets many.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawlproject.corpus.labels import is_relevant, load_labels
-from crawlproject.corpus.reader import archived_pages, cached
+from crawlproject.corpus.reader import archived_pages
+from crawlproject.disk_cache import cached, file_key
 from crawlproject.models.graph import reverse
 from crawlproject.policy.scope import site_of
 
@@ -95,11 +95,7 @@ def link_graph(warc: str | Path, window: int = 10, cache_dir: str | Path | None 
     warc = Path(warc)
     cache_file = None
     if cache_dir is not None:
-        stat = warc.stat()
-        digest = hashlib.sha1(  # noqa: S324 (a cache key)
-            f"{_CACHE_VERSION}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{window}".encode()
-        ).hexdigest()[:16]
-        cache_file = Path(cache_dir) / f"linkgraph-{digest}.pickle"
+        cache_file = Path(cache_dir) / f"linkgraph-{file_key(_CACHE_VERSION, warc, extra=str(window))}.pickle"
     return cached(cache_file, lambda: _read_link_graph(warc, window))
 
 

@@ -24,21 +24,25 @@ WARC is skipped (counted in :attr:`WarcArchive.unresolved_revisits`).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import gzip
+import hashlib
 import logging
+import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, BinaryIO
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from crawlproject.disk_cache import cached, file_key, user_cache_dir
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from warcio.recordloader import ArcWarcRecord
     from warcio.statusandheaders import StatusAndHeaders
@@ -174,88 +178,130 @@ def read_record(file: BinaryIO, offset: int) -> ArcWarcRecord:
     return next(iter(ArchiveIterator(file)))
 
 
-class WarcArchive:
-    """URL-indexed read access to the ``response`` records of one WARC."""
+@dataclass
+class WarcIndex:
+    """Where each response of a WARC is: what a scan of the whole file finds,
+    kept so that the next replay of the same file reads it instead."""
 
-    def __init__(self, path: Path | str):
+    # URL (as archived, and canonical) → its records' (WARC-Date, offset), oldest first.
+    versions: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
+    canonical_versions: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
+    revisits: RevisitIndex = field(default_factory=RevisitIndex)
+    unresolved_revisits: int = 0
+    cut_off: bool = False  # the file ends inside a record (see cut_off)
+    first_date: float = 0.0
+    last_date: float = 0.0
+
+    def add(self, url: str, date: float, offset: int) -> None:
+        self.versions.setdefault(url, []).append((date, offset))
+        self.canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
+
+    @property
+    def dated(self) -> bool:
+        """Some URL has more than one record (a web that changes)."""
+        return any(len(versions) > 1 for versions in self.versions.values())
+
+
+def _index_version() -> str:
+    """What the index depends on besides the file: this module and the
+    canonicalization (an index cached by older code is not read)."""
+    import w3lib
+
+    from crawlproject.web import urls
+
+    digest = hashlib.sha1(Path(__file__).read_bytes() + Path(urls.__file__).read_bytes())  # noqa: S324 (a cache key)
+    return f"{digest.hexdigest()[:12]}|w3lib {w3lib.__version__}"
+
+
+def scan_index(file: BinaryIO) -> WarcIndex:
+    """Every response and resolvable revisit record of the WARC *file*."""
+    index = WarcIndex()
+    iterator = ArchiveIterator(file)
+    dates = []
+    revisits = []
+    record = None
+    for record in iterator:
+        if record.rec_type not in ("response", "revisit"):
+            continue
+        url = record.rec_headers.get_header("WARC-Target-URI")
+        if not url:
+            continue
+        offset = iterator.get_record_offset()  # reads the record to its end
+        if cut_off(record):
+            break  # an incomplete response is not served
+        if record.rec_type == "revisit":
+            revisits.append((record.rec_headers, url, offset))
+            continue
+        index.revisits.add_response(record.rec_headers, offset)
+        date = _record_date(record.rec_headers.get_header("WARC-Date"))
+        index.add(url, date, offset)
+        dates.append(date)
+    for warc_headers, url, offset in revisits:  # after every response: the one repeated may come later in the file
+        if index.revisits.original(warc_headers) is None:
+            index.unresolved_revisits += 1
+            continue
+        date = _record_date(warc_headers.get_header("WARC-Date"))
+        index.add(url, date, offset)
+        dates.append(date)
+    for versions in (*index.versions.values(), *index.canonical_versions.values()):
+        if len(versions) > 1:
+            versions.sort()  # by date, then archive order
+    if dates:
+        index.first_date, index.last_date = min(dates), max(dates)
+    index.cut_off = record is not None and cut_off(record)
+    return index
+
+
+class WarcArchive:
+    """URL-indexed read access to the ``response`` records of one WARC. The
+    index is cached in *cache_dir* (the user's cache directory unless told;
+    None: not cached): a WARC is scanned once, not at every replay's start."""
+
+    def __init__(self, path: Path | str, cache_dir: Path | Literal["user"] | None = "user"):
         self.path = str(path)
-        # URL (as archived, and canonical) → its records' (WARC-Date, offset), oldest first.
-        self._versions: dict[str, list[tuple[float, int]]] = {}
-        self._canonical_versions: dict[str, list[tuple[float, int]]] = {}
-        self._revisits = RevisitIndex()
-        self.unresolved_revisits = 0
-        self.cut_off = False  # the file ends inside a record (see cut_off)
-        self.first_date = self.last_date = 0.0
         check_warc(self.path)
         try:
             self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115 (kept open)
         except OSError as exc:
             raise ArchiveError(f"no such file: {self.path}" if isinstance(exc, FileNotFoundError) else f"{self.path}: {exc}") from None
         try:
-            self._build_index()
+            self._index = self._load_index(user_cache_dir() if cache_dir == "user" else cache_dir)
         except (ArchiveLoadFailed, EOFError, OSError, ValueError) as exc:
             self._file.close()
             raise ArchiveError(f"not a WARC file: {self.path} ({exc})") from None
-
-    def _build_index(self) -> None:
-        iterator = ArchiveIterator(self._file)
-        dates = []
-        revisits = []
-        record = None
-        for record in iterator:
-            if record.rec_type not in ("response", "revisit"):
-                continue
-            url = record.rec_headers.get_header("WARC-Target-URI")
-            if not url:
-                continue
-            offset = iterator.get_record_offset()  # reads the record to its end
-            if cut_off(record):
-                break  # an incomplete response is not served
-            if record.rec_type == "revisit":
-                revisits.append((record.rec_headers, url, offset))
-                continue
-            self._revisits.add_response(record.rec_headers, offset)
-            date = _record_date(record.rec_headers.get_header("WARC-Date"))
-            self._add(url, date, offset)
-            dates.append(date)
-        for warc_headers, url, offset in revisits:  # after every response: the one repeated may come later in the file
-            if self._revisits.original(warc_headers) is None:
-                self.unresolved_revisits += 1
-                continue
-            date = _record_date(warc_headers.get_header("WARC-Date"))
-            self._add(url, date, offset)
-            dates.append(date)
-        for versions in (*self._versions.values(), *self._canonical_versions.values()):
-            if len(versions) > 1:
-                versions.sort()  # by date, then archive order
-        if dates:
-            self.first_date, self.last_date = min(dates), max(dates)
-        self.dated = any(len(versions) > 1 for versions in self._versions.values())
-        logger.info("Indexed %d responses in %s", len(self._versions), self.path)
-        if record is not None and cut_off(record):
-            self.cut_off = True
-            warn_cut_off(self.path, len(self._versions))
-        if self.unresolved_revisits:
+        index = self._index
+        self.unresolved_revisits, self.cut_off, self.dated = index.unresolved_revisits, index.cut_off, index.dated
+        self.first_date, self.last_date = index.first_date, index.last_date
+        logger.info("Indexed %d responses in %s", len(index.versions), self.path)
+        if index.cut_off:
+            warn_cut_off(self.path, len(index.versions))
+        if index.unresolved_revisits:
             logger.warning(
                 "%d revisit records of %s refer to a response the WARC does not hold: skipped",
-                self.unresolved_revisits, self.path,
+                index.unresolved_revisits, self.path,
             )
 
-    def _add(self, url: str, date: float, offset: int) -> None:
-        self._versions.setdefault(url, []).append((date, offset))
-        self._canonical_versions.setdefault(canonicalize(url), []).append((date, offset))
+    def _load_index(self, cache_dir: Path | None) -> WarcIndex:
+        if cache_dir is None:
+            return scan_index(self._file)
+        with contextlib.suppress(OSError):
+            cache_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(cache_dir, os.W_OK):  # a cache this user may not write: scanned each time
+            return scan_index(self._file)
+        cache_file = cache_dir / f"warc-index-{file_key(_index_version(), Path(self.path))}.pickle"
+        return cached(cache_file, lambda: scan_index(self._file))
 
     def __len__(self) -> int:
-        return len(self._versions)
+        return len(self._index.versions)
 
     def urls(self) -> Iterator[str]:
         """Target URIs of the archived responses, in archive order."""
-        return iter(self._versions)
+        return iter(self._index.versions)
 
     def lookup(self, url: str, as_of: float | None = None) -> ArchivedResponse | None:
         """The archived response for *url* (exact, else canonical match): its
         first record, or with *as_of* its latest record dated ≤ *as_of*."""
-        versions = self._versions.get(url) or self._canonical_versions.get(canonicalize(url))
+        versions = self._index.versions.get(url) or self._index.canonical_versions.get(canonicalize(url))
         if not versions:
             return None
         if as_of is None:
@@ -268,7 +314,7 @@ class WarcArchive:
         url = record.rec_headers.get_header("WARC-Target-URI")
         if record.rec_type != "revisit":
             return _response(url, record.http_headers, record.content_stream().read())
-        original_offset = self._revisits.original(record.rec_headers)
+        original_offset = self._index.revisits.original(record.rec_headers)
         assert original_offset is not None  # noqa: S101 (indexed only when resolved)
         return _response(url, *revisit_answer(record, read_record(self._file, original_offset)))
 
