@@ -59,7 +59,7 @@ def test_a_memory_frontier_past_its_exact_bound_never_queues_a_fetched_url_again
     frontier = MemoryFrontier(max_size=10_000, jobdir=tmp_path, seen=(100, 10_000, 1e-6))
     frontier.open()
     crawl_all(frontier, urls)
-    assert frontier._fetched.in_bloom == 2900
+    assert frontier._leases.fetched.in_bloom == 2900
     assert {frontier.push(url, 1.0) for url in urls} == {PushOutcome.ALREADY_FETCHED}
     frontier.close()
     resumed = MemoryFrontier(max_size=10_000, jobdir=tmp_path, seen=(100, 10_000, 1e-6))

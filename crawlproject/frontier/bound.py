@@ -18,6 +18,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.items import ALL_BITS, RANK, ItemTables
 from crawlproject.frontier.spill import SpillStore
 
@@ -74,6 +75,25 @@ class MemoryBound:
         if self._lowest is not None:
             self._lowest = [_lowest_item(item, fp) for fp, item in self._entries.items()]
             heapq.heapify(self._lowest)
+
+    def place(self, rank: bytes, force: bool) -> PushOutcome:
+        """Where a new URL of *rank* goes: memory (ADDED; ADDED_EVICTING when
+        the lowest there was dropped for it; ADDED_OVER_BOUND when forced past
+        a full memory), the spill (SPILLED: it ranks below the best spilled
+        one, or memory is full of better ones), or nowhere (REJECTED_FULL)."""
+        best_spilled = self.spill.best() if self.spill is not None else None
+        if not force and best_spilled is not None and rank > best_spilled:
+            return PushOutcome.SPILLED  # memory holds nothing below the best spilled
+        if len(self._entries) < self.max_size:
+            return PushOutcome.ADDED
+        if self.evict_below(rank):
+            return PushOutcome.ADDED_EVICTING if self.overflow == "drop" else PushOutcome.ADDED
+        if force:
+            return PushOutcome.ADDED_OVER_BOUND
+        if self.overflow == "spill":
+            return PushOutcome.SPILLED
+        self.dropped()
+        return PushOutcome.REJECTED_FULL
 
     def evict_below(self, rank: bytes) -> bool:
         """Move the lowest-ranked item in memory out (to the spill, or

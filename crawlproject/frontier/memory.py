@@ -15,8 +15,9 @@ Layout, chosen for O(log n) push and pop in about 200 bytes per queued URL:
   (crawlproject.frontier.bound);
 * every heap is compacted when stale items outnumber live ones.
 
-Here: the queue's entries, the seen and refused sets, leases and the host
-cap. A popped URL is leased until acknowledged, refused or released. With
+Here: the queue's entries, joining the order, the bound and the leases
+(crawlproject.frontier.leases: a popped URL is leased until acknowledged,
+refused or released; the seen and refused sets; the host cap). With
 ``jobdir`` every change is journaled (crawlproject.frontier.journal) and the
 frontier loaded on open.
 """
@@ -42,7 +43,8 @@ from crawlproject.frontier.items import (
     split_origin,
 )
 from crawlproject.frontier.journal import FrontierJournal
-from crawlproject.frontier.seen import SeenSet, seen_set_settings
+from crawlproject.frontier.leases import MemoryLeases
+from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.frontier.slot_queue import SlotQueue
 from crawlproject.frontier.spill import SpillStore, remove_orphans
 from crawlproject.frontier.ties import TieKeys, scrapy_tie_order
@@ -138,10 +140,7 @@ class MemoryFrontier:
     def _clear(self) -> None:
         self._tables = ItemTables()
         self._entries: dict[int, bytes] = {}  # fingerprint → queued item (in memory)
-        self._leased: dict[int, bytes] = {}  # fingerprint → leased item
-        self._fetched = SeenSet(*self.seen)
-        self._refused: set[int] = set()  # fingerprints of URLs (as found) refused by policy
-        self._host_fetched: dict[int, int] = {}  # origin index → pages fetched (the host cap)
+        self._leases = MemoryLeases(self.seen, self.host_cap)
         self._ties = TieKeys(self.lifo, self.start_lifo)
         self._order = SlotQueue(self.host_batch, self._tables, self._live)
         self._bound = MemoryBound(self.max_size, self.overflow, self.spill_dir, self._entries, self._tables,
@@ -167,7 +166,7 @@ class MemoryFrontier:
             self._load(journal.load())
             logger.info(
                 "Resuming crawl from %(path)s: %(queued)d URLs queued, %(fetched)d fetched",
-                {"path": journal.path, "queued": len(self), "fetched": len(self._fetched)},
+                {"path": journal.path, "queued": len(self), "fetched": len(self._leases.fetched)},
             )
         self._journal = journal
         self._tables.on_new_payload = journal.payload
@@ -175,7 +174,7 @@ class MemoryFrontier:
         self._tables.on_new_slot = journal.slot
 
     def close(self) -> None:
-        for fp in list(self._leased):
+        for fp in list(self._leases.leased):
             self._release(fp)
         if self._journal is not None:
             self._journal.close()
@@ -200,13 +199,12 @@ class MemoryFrontier:
     ) -> PushOutcome:
         key_bytes = key.encode()
         fp = fingerprint(key_bytes)
-        if not force and (fp in self._fetched or fp in self._leased):
+        leases = self._leases
+        if not force and leases.known(fp):
             return PushOutcome.ALREADY_FETCHED
-        if self._refused and (
-            fingerprint(url.encode()) if url is not None and url != key else fp
-        ) in self._refused:
+        if leases.refused and (fingerprint(url.encode()) if url is not None and url != key else fp) in leases.refused:
             return PushOutcome.REFUSED
-        if self.host_cap and self._capped(self._tables.origin_index(split_origin(key_bytes)[0])):
+        if self.host_cap and leases.capped(self._tables.origin_index(split_origin(key_bytes)[0])):
             return PushOutcome.HOST_CAP
         order = 0 if self.fifo else order_of(score)
         old = self._entries.get(fp)
@@ -222,24 +220,17 @@ class MemoryFrontier:
             self._tables.release(self._spill.remove(fp) or b"")
             outcome = PushOutcome.RAISED
         if force:
-            self._fetched.discard(fp)  # fetched once, queued again on purpose
+            leases.fetched.discard(fp)  # fetched once, queued again on purpose
         tie = self._ties.next(start)
         rank = _RANK.pack(order, tie)
         if old is None:
-            best_spilled = self._spill.best() if self._spill is not None else None
-            if not force and best_spilled is not None and rank > best_spilled:
+            place = self._bound.place(rank, force)
+            if place is PushOutcome.SPILLED:
                 return self._push_to_spill(fp, order, tie, key_bytes, payload, url, slot, outcome)
-            if len(self._entries) >= self.max_size:
-                if self._bound.evict_below(rank):
-                    if self.overflow == "drop":
-                        outcome = PushOutcome.ADDED_EVICTING
-                elif force:
-                    outcome = PushOutcome.ADDED_OVER_BOUND
-                elif self.overflow == "spill":
-                    return self._push_to_spill(fp, order, tie, key_bytes, payload, url, slot, outcome)
-                else:
-                    self._bound.dropped()
-                    return PushOutcome.REJECTED_FULL
+            if place is not PushOutcome.ADDED:  # evicting, over the bound, or rejected
+                outcome = place
+                if place is PushOutcome.REJECTED_FULL:
+                    return outcome
         item = self._tables.pack(order, tie, key_bytes, payload, url, slot)
         self._enqueue(fp, item)
         self._journal_queued(fp, item)
@@ -289,7 +280,7 @@ class MemoryFrontier:
     ) -> bool:
         key_bytes = key.encode()
         fp = fingerprint(key_bytes)
-        if fp in self._fetched or fp in self._leased:
+        if self._leases.known(fp):
             return False
         queued = self._entries.pop(fp, None)
         if queued is not None:  # its heap items are stale from now on
@@ -297,38 +288,30 @@ class MemoryFrontier:
         elif self._spill is not None and (spilled := self._spill.remove(fp)) is not None:
             self._tables.release(spilled)
         order = 0 if self.fifo else order_of(score)
-        item = self._leased[fp] = self._tables.pack(order, self._ties.next(False), key_bytes, payload, url, slot)
-        if self.host_cap:
-            origin = ItemTables.origin(item)
-            self._host_fetched[origin] = self._host_fetched.get(origin, 0) + 1
+        item = self._tables.pack(order, self._ties.next(False), key_bytes, payload, url, slot)
+        self._leases.lease(fp, item)
         self._journal_queued(fp, item)  # durable as queued until acknowledged
         return True
 
     def ack(self, key: str) -> None:
         fp = fingerprint(key.encode())
-        item = self._leased.pop(fp, None)
+        item = self._leases.acknowledge(fp)
         if item is not None:
             self._tables.release(item)
-            self._fetched.add(fp)
             if self._journal is not None:
                 self._journal.fetched(fp, ItemTables.origin(item))
                 self._journal.commit()  # a page done: the unit of durability
 
     def release(self, key: str) -> None:
         fp = fingerprint(key.encode())
-        if fp in self._leased:
+        if fp in self._leases:
             self._release(fp)
 
     def refuse(self, key: str, url: str) -> None:
-        fp = fingerprint(key.encode())
-        item = self._leased.pop(fp, None)
+        fp, url_fp = fingerprint(key.encode()), fingerprint(url.encode())
+        item = self._leases.refuse(fp, url_fp)  # refused, not fetched: its host's page does not count
         if item is not None:
             self._tables.release(item)
-            if self.host_cap:  # refused, not fetched: it does not count
-                origin = ItemTables.origin(item)
-                self._host_fetched[origin] = max(0, self._host_fetched.get(origin, 0) - 1)
-        url_fp = fingerprint(url.encode())
-        self._refused.add(url_fp)
         if self._journal is not None:
             self._journal.refused(fp, url_fp)
             self._journal.commit()
@@ -395,12 +378,10 @@ class MemoryFrontier:
         return len(self._entries) + (len(self._spill) if self._spill is not None else 0)
 
     def leased(self) -> int:
-        return len(self._leased)
+        return len(self._leases)
 
     def in_flight_scores(self) -> list[float]:
-        if self.fifo:
-            return []  # scores are ignored
-        return [score_of(HEADER.unpack_from(item)[0]) for item in self._leased.values()]
+        return [] if self.fifo else self._leases.scores()  # FIFO: scores are ignored
 
     def spilled(self) -> int:
         """URLs queued on disk now."""
@@ -427,10 +408,8 @@ class MemoryFrontier:
 
     def _load(self, state: dict[str, Any]) -> None:
         self._tables.load(state["origins"], state["payloads"], state["items"], state["slots"])
-        self._fetched = SeenSet(*self.seen)
-        self._fetched.update(state["fetched"])
-        self._host_fetched = dict(state["host_fetched"])
-        self._refused = set(state["refused"])
+        self._leases = MemoryLeases(self.seen, self.host_cap)
+        self._leases.load(state)
         for item in state["items"]:
             self._entries[fingerprint(self._tables.key(item))] = item
         self._ties.resume_after(HEADER.unpack_from(item)[1] for item in state["items"])
@@ -450,7 +429,7 @@ class MemoryFrontier:
 
     def _journal_rewrite(self) -> None:
         if self._journal is not None:
-            live = {**self._entries, **self._leased}
+            live = {**self._entries, **self._leases.leased}
             if self._spill is not None:
                 live.update(self._spill.items())
             self._journal.rewrite(live)
@@ -458,10 +437,8 @@ class MemoryFrontier:
     # -- Leases -------------------------------------------------------------------
 
     def _release(self, fp: int) -> None:
-        item = self._leased.pop(fp)
-        if self.host_cap:  # not fetched after all: it no longer counts
-            origin = ItemTables.origin(item)
-            self._host_fetched[origin] = max(0, self._host_fetched.get(origin, 0) - 1)
+        item = self._leases.give_back(fp)
+        assert item is not None  # noqa: S101 (called for a leased fingerprint)
         if fp in self._entries or (self._spill is not None and self._spill.rank(fp) is not None):
             self._tables.release(item)  # queued again meanwhile (a forced push): keep that one
             return
@@ -471,20 +448,14 @@ class MemoryFrontier:
         """Lease a popped item; False if its host had its share of pages meanwhile."""
         fp = fingerprint(self._tables.key(item))
         del self._entries[fp]
-        if self.host_cap:
-            origin = ItemTables.origin(item)
-            if self._capped(origin):
-                self._tables.release(item)
-                self._forget(fp)
-                if self.stats is not None:
-                    self.stats.inc_value("frontier/host_cap_dropped")
-                return False
-            self._host_fetched[origin] = self._host_fetched.get(origin, 0) + 1  # leased counts: no overshoot
-        self._leased[fp] = item
+        if self._leases.capped(ItemTables.origin(item)):
+            self._tables.release(item)
+            self._forget(fp)
+            if self.stats is not None:
+                self.stats.inc_value("frontier/host_cap_dropped")
+            return False
+        self._leases.lease(fp, item)
         return True
-
-    def _capped(self, origin: int) -> bool:
-        return self._host_fetched.get(origin, 0) >= self.host_cap
 
     # -- The order (crawlproject.frontier.slot_queue) --------------------------------
 
