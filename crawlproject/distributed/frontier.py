@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections import Counter
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -54,6 +53,7 @@ from crawlproject.distributed.connection import (
     warn_without_persistence,
 )
 from crawlproject.distributed.courier import Courier
+from crawlproject.distributed.membership import CrawlIdentity, DrainWatch
 from crawlproject.distributed.outbox import Outbox
 from crawlproject.distributed.prefetch import Prefetched
 from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
@@ -78,9 +78,6 @@ _KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads
          "bloom", "again", "bloomcfg", "crawl")
 #: The reason a worker's crawl ends with when its shared frontier is gone.
 FRONTIER_LOST = "shared_frontier_lost"
-#: What a worker that cleared a drained frontier (SCHEDULER_PERSIST off) leaves
-#: as its identity, for a while: the crawl finished, it was not wiped.
-_FINISHED, _FINISHED_SECONDS = "finished:", 3600
 _OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
 
 
@@ -140,8 +137,7 @@ class RedisFrontier:
         self._reads = scan.QueueReads(server, key, self._scripts, in_thread, self._before_rescore, self._count_trips,
                                       lambda: self._closing)
         self._last_send = 0.0
-        self.idle_grace = 0.0  # seconds the frontier must stay drained before this worker ends
-        self._drained_since: float | None = None
+        self.drain = DrainWatch()  # its grace: seconds the frontier must stay drained before this worker ends
         #: Off the reactor (a crawl: *in_thread* given): every round trip of
         #: the crawl's own calls runs in a thread, one at a time, in order;
         #: pops are served from what the last round trip prefetched.
@@ -153,10 +149,8 @@ class RedisFrontier:
         self._renewal_due = False  # the next round trip renews this worker's leases
         #: Called when a round trip brought URLs (the engine is woken).
         self.wake: Callable[[], None] | None = None
-        #: The frontier's identity (``<key>:crawl``, written once by the first
-        #: worker), read back with every round trip: gone or changed, the
-        #: frontier was wiped (a Redis restarted without persistence) or replaced.
-        self.identity: str | None = None
+        #: The crawl's identity (``<key>:crawl``), read back with every round trip.
+        self.identity = CrawlIdentity(server, key)
         self.lost: str | None = None  #: why the frontier is gone, once it is
         #: Called once with :attr:`lost` (a crawl closes the spider).
         self.on_lost: Callable[[str], None] | None = None
@@ -183,7 +177,7 @@ class RedisFrontier:
             in_thread=threads.deferToThread,
             seen=seen_set_settings(settings),
         )
-        frontier.idle_grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
+        frontier.drain.grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         frontier.wake = partial(wake_engine, crawler)
         frontier.on_lost = partial(_close_on_loss, crawler)
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
@@ -197,9 +191,7 @@ class RedisFrontier:
         if self.seen is not None:
             configure_seen_set(self.server, self.key, self.seen)
             self.round_trips += 2
-        self.server.set(f"{self.key}:crawl", uuid.uuid4().hex, nx=True)
-        identity = self.server.get(f"{self.key}:crawl")
-        self.identity = identity.decode() if isinstance(identity, bytes) else identity
+        self.identity.join()
         warn_without_persistence(self.server, self.key)
         self._queued = self._count_pending()
         if self._queued:
@@ -257,8 +249,7 @@ class RedisFrontier:
             logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
         else:
             self.clear()
-            if self.identity is not None:  # a worker still in its grace time ends as drained, not as wiped
-                self.server.set(f"{self.key}:crawl", f"{_FINISHED}{self.identity}", ex=_FINISHED_SECONDS)
+            self.identity.finish()
 
     def clear(self) -> None:
         """Forget the whole shared frontier (``SCHEDULER_FLUSH_ON_START``)."""
@@ -331,15 +322,11 @@ class RedisFrontier:
     def _gone(self, identity: bytes | None) -> bool:
         """Whether the frontier this worker joined is gone (its identity
         missing or another's); the first time, say so and stop the crawl."""
-        if self.identity is None or (identity is not None and identity.decode() in (
-                self.identity, f"{_FINISHED}{self.identity}")):
+        loss = self.identity.loss(identity)
+        if loss is None:
             return False
         if self.lost is None:
-            cause = "wiped: its crawl key is gone (a Redis restarted without persistence, or FLUSHALL)" \
-                if identity is None else "replaced by another crawl's"
-            self.lost = (f"the shared frontier {self.key} was {cause}; the URLs it held are lost and this worker "
-                         "stops rather than crawl an empty or foreign frontier. Give Redis persistence "
-                         "(appendonly yes: docs/distributed.md) and start the crawl again")
+            self.lost = loss
             logger.error("%s", self.lost)
             self._prefetched.clear()
             self._held.clear()
@@ -496,15 +483,13 @@ class RedisFrontier:
             self.flush()
             pending = self._count_pending()
         if pending or self._prefetched:
-            self._drained_since = None
+            self.drain.busy()
             raise DontCloseSpider
-        now = time.monotonic()
-        if self._drained_since is None:
-            self._drained_since = now
-        if now - self._drained_since < self.idle_grace:
+        drained = self.drain.drained_long_enough()
+        if drained is None:
             raise DontCloseSpider
         logger.info("The shared frontier %s has been empty, nothing leased, for %.0f s: this worker ends",
-                    self.key, now - self._drained_since)
+                    self.key, drained)
 
     # -- internals -------------------------------------------------------------------
 

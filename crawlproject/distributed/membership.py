@@ -1,0 +1,70 @@
+"""A worker's membership of a shared crawl (crawlproject.distributed.frontier).
+
+* Which crawl the frontier holds: the first worker writes a random identity
+  to ``<key>:crawl``; every round trip reads it back. Gone, the frontier was
+  wiped (a Redis restarted without persistence, FLUSHALL); another's, it was
+  replaced — either way the URLs it held are lost, and the worker says so and
+  stops rather than crawl an empty or foreign frontier. A worker that
+  cleared a drained frontier (``SCHEDULER_PERSIST`` off) leaves a *finished*
+  mark in its place for a while: the crawl ended, it was not wiped.
+* When a worker may leave: once the shared frontier has stayed drained
+  (nothing queued, nothing leased by anyone) for the grace time
+  (``FOCUS_REDIS_IDLE_GRACE``): work may still come from a page another
+  worker is processing, or from a lease that lapses.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+#: What a worker that cleared a drained frontier leaves as its identity, and for how long.
+_FINISHED, _FINISHED_SECONDS = "finished:", 3600
+
+
+class CrawlIdentity:
+    def __init__(self, server: Any, key: str):
+        self.server, self.key = server, key
+        self.value: str | None = None  # None until joined: nothing to check against
+
+    def join(self) -> None:
+        """Write this crawl's identity if no worker has, and read the one there."""
+        self.server.set(f"{self.key}:crawl", uuid.uuid4().hex, nx=True)
+        found = self.server.get(f"{self.key}:crawl")
+        self.value = found.decode() if isinstance(found, bytes) else found
+
+    def loss(self, seen: bytes | None) -> str | None:
+        """None while the frontier is this crawl's (*seen*: what a round trip
+        read at ``<key>:crawl``); else why it is gone, in one message."""
+        if self.value is None or (seen is not None and seen.decode() in (self.value, f"{_FINISHED}{self.value}")):
+            return None
+        cause = "wiped: its crawl key is gone (a Redis restarted without persistence, or FLUSHALL)" \
+            if seen is None else "replaced by another crawl's"
+        return (f"the shared frontier {self.key} was {cause}; the URLs it held are lost and this worker "
+                "stops rather than crawl an empty or foreign frontier. Give Redis persistence "
+                "(appendonly yes: docs/distributed.md) and start the crawl again")
+
+    def finish(self) -> None:
+        """The frontier was cleared when drained: a worker still in its grace time ends as drained, not as wiped."""
+        if self.value is not None:
+            self.server.set(f"{self.key}:crawl", f"{_FINISHED}{self.value}", ex=_FINISHED_SECONDS)
+
+
+class DrainWatch:
+    """How long the shared frontier has stayed drained, and whether that is the grace time."""
+
+    def __init__(self, grace: float = 0.0):
+        self.grace = grace
+        self._since: float | None = None
+
+    def busy(self) -> None:
+        """Something is queued or leased somewhere: the drained time starts again."""
+        self._since = None
+
+    def drained_long_enough(self) -> float | None:
+        """Drained now: the seconds it has been, once they reach the grace time (None before)."""
+        now = time.monotonic()
+        if self._since is None:
+            self._since = now
+        return now - self._since if now - self._since >= self.grace else None
