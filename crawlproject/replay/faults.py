@@ -159,3 +159,16 @@ def trap_page(kind: str, url: str) -> Answer:
         links.append(urlunsplit(("", "", parts.path, urlencode([*params, (f"p{len(params)}", "1")]), "")))
     anchors = "".join(f'<a href="{link}">{link}</a> ' for link in links)
     return Answer(200, HTML, f"<html><head><title>{kind}</title></head><body><p>{kind} trap</p>{anchors}</body></html>".encode())
+
+
+def redirect_target(kind: str, url: str, options: dict[str, object]) -> str:
+    """Where a redirect fault sends *url*: elsewhere, back and forth, or one hop on."""
+    if kind == "redirect":
+        return str(options.get("location", "/"))
+    if kind == "redirect_loop":
+        return url[: -len("/again")] if url.endswith("/again") else url.rstrip("/") + "/again"
+    hops = int(str(options.get("hops", 30)))
+    head, _, last = url.rstrip("/").rpartition("/")
+    step = int(last) if last.isdigit() else 0
+    base = head if last.isdigit() else url.rstrip("/")
+    return f"{base}/{step + 1}" if step < hops else str(options.get("final", "/"))

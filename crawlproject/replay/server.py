@@ -28,8 +28,6 @@ and HEAD of a 200 → ``304 Not Modified`` without a body.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import json
 import logging
 import time
@@ -38,17 +36,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-from OpenSSL import crypto
 from twisted.internet import reactor, task
-from twisted.internet.ssl import CertificateOptions
 from twisted.web import http
 
 from crawlproject.replay.archive import format_time, parse_time
-from crawlproject.replay.faults import HTML, FaultRules, Rule, content
+from crawlproject.replay.faults import HTML, FaultRules, Rule, content, redirect_target
+from crawlproject.replay.tls import SelfSignedCertificates
 
 if TYPE_CHECKING:
     from crawlproject.replay.archive import ArchivedResponse
@@ -268,7 +261,7 @@ class ReplayRequest(http.Request):
             else:
                 self._answer(factory, url, faults=False)
         elif kind in ("redirect", "redirect_loop", "redirect_chain"):
-            self._send(factory, 301, "Moved Permanently", [("Location", _redirect_target(kind, url, options))], b"", url)
+            self._send(factory, 301, "Moved Permanently", [("Location", redirect_target(kind, url, options))], b"", url)
         else:
             page = content(rule, url)
             self._send(factory, page.status, page.reason, page.headers, page.body, url)
@@ -352,18 +345,8 @@ class ReplayFactory(http.HTTPFactory):
         self.latency = latency_ms / 1000.0
         self.access_log = access_log
         self.served = 0
-        self._tls: dict[str, CertificateOptions] = {}  # host → the certificate the replay shows for it
-        self._tls_key: ec.EllipticCurvePrivateKey | None = None
-
-    def tls_options(self, host: str) -> CertificateOptions:
-        """The server side of a CONNECT tunnel to *host*: a certificate that
-        names it (so the client's hostname check passes), self-signed, made
-        on the first https request to it."""
-        if host not in self._tls:
-            if self._tls_key is None:
-                self._tls_key = ec.generate_private_key(ec.SECP256R1())
-            self._tls[host] = _self_signed_tls(host, self._tls_key)
-        return self._tls[host]
+        #: the server side of each CONNECT tunnel: a certificate naming its host
+        self.tls_options = SelfSignedCertificates().for_host
 
     def buildProtocol(self, addr):  # type: ignore[no-untyped-def]
         channel = super().buildProtocol(addr)
@@ -387,39 +370,6 @@ def listen(factory: ReplayFactory, port: int = 0, interface: str = "127.0.0.1") 
     return bound
 
 
-def _self_signed_tls(host: str, key: ec.EllipticCurvePrivateKey) -> CertificateOptions:
-    try:
-        names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(host.strip("[]")))]
-    except ValueError:
-        names = [x509.DNSName(host)]
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "replay")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return CertificateOptions(
-        privateKey=crypto.PKey.from_cryptography_key(key), certificate=crypto.X509.from_cryptography(certificate)
-    )
-
-
 def _weak(tag: str) -> str:
     """An entity tag without its weak marker (weak comparison, RFC 9110 §8.8.3.2)."""
     return tag[2:] if tag.startswith("W/") else tag
-
-
-def _redirect_target(kind: str, url: str, options: dict[str, object]) -> str:
-    """Where a redirect fault sends *url*: elsewhere, back and forth, or one hop on."""
-    if kind == "redirect":
-        return str(options.get("location", "/"))
-    if kind == "redirect_loop":
-        return url[: -len("/again")] if url.endswith("/again") else url.rstrip("/") + "/again"
-    hops = int(str(options.get("hops", 30)))
-    head, _, last = url.rstrip("/").rpartition("/")
-    step = int(last) if last.isdigit() else 0
-    base = head if last.isdigit() else url.rstrip("/")
-    return f"{base}/{step + 1}" if step < hops else str(options.get("final", "/"))
