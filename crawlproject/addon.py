@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
-from crawlproject import config
+from crawlproject import config, config_check
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -153,7 +153,7 @@ def _setdefault_component(settings: BaseSettings, name: str, path: str, order: i
 def check(settings: BaseSettings) -> None:
     """Every setting in range and every FOCUS_* name known; the classes the
     settings name importable — one line each when not."""
-    config.check_settings(settings)
+    config_check.check_settings(settings)
     from crawlproject.strategies import strategy_class
 
     strategy_class(config.get_str(settings, "FOCUS_STRATEGY"))  # raises SettingsError if unusable

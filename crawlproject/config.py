@@ -13,12 +13,11 @@ range and what was given, instead of failing somewhere mid-crawl.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable
+    from collections.abc import Callable, Collection
 
     from scrapy.settings import BaseSettings
 
@@ -319,63 +318,7 @@ def get_str(settings: BaseSettings, name: str) -> str:
     return str(_raw(settings, name) or "")
 
 
-_GETTERS: dict[str, Callable[..., Any]] = {"int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str}
-
-
-#: How alike a name must be to one Scrapy knows to be taken for its typo
-#: (difflib's ratio: CLOSESPIDER_PAGECONT ~ CLOSESPIDER_PAGECOUNT is 0.98)
-TYPO_LIKENESS = 0.9
-
-
-def scrapy_setting_names(settings: BaseSettings) -> set[str]:
-    """The setting names a crawl knows besides ours: Scrapy's defaults and
-    every name set below the project's own priority (the defaults of
-    installed add-ons and extensions: scrapy-redis's, scrapy-playwright's)."""
-    from scrapy.settings import SETTINGS_PRIORITIES, default_settings
-
-    names = {name for name in dir(default_settings) if name.isupper()}
-    below_project = SETTINGS_PRIORITIES["project"]
-    return names | {name for name in settings.attributes if (settings.getpriority(name) or 0) < below_project}
-
-
-def _typo_of(name: str, known: set[str]) -> str | None:
-    """The known setting *name* is a typo of, if it is one."""
-    if name in known:
-        return None
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=TYPO_LIKENESS)
-    return close[0] if close else None
-
-
-def check_settings(settings: BaseSettings, known: Iterable[str] = ()) -> None:
-    """Check every setting once, before a crawl starts: each ``FOCUS_*``
-    name is one of ours (*known* adds names other components declare), no
-    other name is a misspelt Scrapy one (``-s CLOSESPIDER_PAGECONT=20``
-    crawled the whole site: a name nobody reads is no setting; a name no
-    known one resembles is left alone, another add-on's), and each value —
-    ours, and the Scrapy settings of :data:`SCRAPY_RANGES` — is in its
-    range. Raise :class:`SettingsError` on the first problem."""
-    ours = set(SETTINGS) | set(known)
-    theirs = scrapy_setting_names(settings) | ours | set(RENAMED)
-    for name in sorted(settings.attributes):
-        if name in RENAMED and settings.get(name) is not None:
-            import warnings
-
-            from scrapy.exceptions import ScrapyDeprecationWarning
-
-            warnings.warn(f"{name} is now called {RENAMED[name]}; the old name still works", ScrapyDeprecationWarning,
-                          stacklevel=2)
-            continue
-        if name.startswith("FOCUS_") and name not in ours:
-            close = difflib.get_close_matches(name, sorted(ours), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise SettingsError(f"unknown setting {name}{hint} (every FOCUS_* setting is in docs/settings.md)")
-        if not name.startswith("FOCUS_") and (meant := _typo_of(name, theirs)) is not None:
-            raise SettingsError(f"unknown setting {name}; did you mean {meant}? (Scrapy's settings: "
-                                "https://docs.scrapy.org/en/latest/topics/settings.html)")
-    for name, spec in (*SETTINGS.items(), *SCRAPY_RANGES.items()):
-        if spec.kind in ("int", "float") and settings.get(name) is None:
-            continue  # unset: the default, which is in range
-        _GETTERS[spec.kind](settings, name)
+GETTERS: dict[str, Callable[..., Any]] = {"int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str}
 
 
 def load_class(settings: BaseSettings, name: str) -> Any:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from scrapy.settings import Settings
 
-from crawlproject import config
+from crawlproject import config, config_check
 from crawlproject.config import SettingsError
 
 
@@ -55,12 +55,12 @@ def test_every_setting_is_documented_with_its_default() -> None:
 def test_the_add_on_checks_every_setting_once() -> None:
     settings = Settings({"FOCUS_FRONTIER_MAX": 5, "FOCUS_LEARNER_EXPLORE": 1.5})
     with pytest.raises(SettingsError, match=r"FOCUS_LEARNER_EXPLORE must be from 0\.0 to 1\.0, got 1\.5"):
-        config.check_settings(settings)
+        config_check.check_settings(settings)
     with pytest.raises(SettingsError, match="unknown setting FOCUS_LERNER_RATE; did you mean FOCUS_LEARNER_RATE"):
-        config.check_settings(Settings({"FOCUS_LERNER_RATE": 0.1}))
+        config_check.check_settings(Settings({"FOCUS_LERNER_RATE": 0.1}))
     with pytest.raises(SettingsError, match="CLOSESPIDER_ITEMCOUNT must be ≥ 0, got -1"):
-        config.check_settings(Settings({"CLOSESPIDER_ITEMCOUNT": -1}))
-    config.check_settings(Settings({"FOCUS_FRONTIER_MAX": 5, "CLOSESPIDER_PAGECOUNT": 0}))  # in range: silent
+        config_check.check_settings(Settings({"CLOSESPIDER_ITEMCOUNT": -1}))
+    config_check.check_settings(Settings({"FOCUS_FRONTIER_MAX": 5, "CLOSESPIDER_PAGECOUNT": 0}))  # in range: silent
 
 
 def test_a_misspelt_scrapy_setting_is_said_and_another_add_ons_is_not_refused() -> None:
@@ -69,9 +69,9 @@ def test_a_misspelt_scrapy_setting_is_said_and_another_add_ons_is_not_refused() 
                         ("CONCURRENT_REQUEST_PER_DOMAIN", "CONCURRENT_REQUESTS_PER_DOMAIN"),
                         ("ROBOTSTXT_OBY", "ROBOTSTXT_OBEY"), ("DEPTH_LIMT", "DEPTH_LIMIT")):
         with pytest.raises(SettingsError, match=f"unknown setting {typo}; did you mean {meant}\\?"):
-            config.check_settings(Settings({typo: 1}))
+            config_check.check_settings(Settings({typo: 1}))
     # names no known one resembles (another add-on's, the project's own) pass, as do add-ons' defaults
-    config.check_settings(Settings({"REDIS_URL": "redis://127.0.0.1:6379", "MY_PIPELINE_BATCH": 3}))
+    config_check.check_settings(Settings({"REDIS_URL": "redis://127.0.0.1:6379", "MY_PIPELINE_BATCH": 3}))
     addon_default = Settings()
     addon_default.set("PLAYWRIGHT_LAUNCH_OPTION", {}, priority="addon")
-    config.check_settings(addon_default)
+    config_check.check_settings(addon_default)

@@ -15,7 +15,7 @@ from scipy.special import expit
 from scrapy.http import HtmlResponse, Request
 from scrapy.settings import Settings
 
-from crawlproject import config
+from crawlproject import config, config_check
 from crawlproject.judges import judge_from_settings
 from crawlproject.judges.base import CallTally, PageJudge
 from crawlproject.judges.classifier import ExamplesJudge
@@ -266,7 +266,7 @@ def test_the_renamed_focus_mode_setting_still_works_with_a_warning() -> None:
     settings = Settings({"FOCUS_FOCUS_MODE": "hard"})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        config.check_settings(settings)
+        config_check.check_settings(settings)
     assert any("FOCUS_FOCUSED_MODE" in str(w.message) for w in caught)
     assert config.get_choice(settings, "FOCUS_FOCUSED_MODE") == "hard"
 
