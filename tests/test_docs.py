@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -55,3 +56,20 @@ def test_the_architecture_names_only_what_exists_and_every_folder() -> None:
     layers = text[text.index("## Layers"):text.index("```", text.index("```", text.index("## Layers")) + 3)]
     folders = sorted(path.name for path in PACKAGE.iterdir() if path.is_dir() and (path / "__init__.py").exists())
     assert [folder for folder in folders if f"{folder}/" not in layers] == []
+
+
+def test_the_architecture_drawing_is_drawn_from_the_code(tmp_path: Path) -> None:
+    """docs/architecture.md's pictures come from scripts/draw_architecture.py:
+    a box per file of the folder drawn, and no import up a layer."""
+    import sys
+
+    drawn = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scripts.draw_architecture", "--inside", "frontier", "-o", str(tmp_path / "f.png")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )
+    files = [path for path in (PACKAGE / "frontier").glob("*.py") if path.read_text(encoding="utf-8").strip()]
+    assert f"{len(files)} rooms" in drawn.stdout
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"\]\((architecture-[\w-]+\.png)\)", text)
+    assert len(pictures) == 6 and all((ROOT / "docs" / name).is_file() for name in pictures)
