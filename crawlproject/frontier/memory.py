@@ -448,7 +448,7 @@ class MemoryFrontier:
         """Lease a popped item; False if its host had its share of pages meanwhile."""
         fp = fingerprint(self._tables.key(item))
         del self._entries[fp]
-        if self._leases.capped(ItemTables.origin(item)):
+        if self.host_cap and self._leases.capped(ItemTables.origin(item)):
             self._tables.release(item)
             self._forget(fp)
             if self.stats is not None:
