@@ -223,3 +223,26 @@ def test_a_warc_is_scanned_once_and_its_cached_index_says_what_the_scan_said(
     rewritten = WarcArchive(cut, cache_dir=cache)
     assert list(rewritten.urls()) == ["http://new.test/"] and not rewritten.cut_off
     rewritten.close()
+
+
+def test_a_replay_from_a_scrapyd_egg_caches_its_index(tmp_path: Path) -> None:
+    """Scrapyd runs the project from an egg, a zip: the index's cache key
+    read this module's source through its file path, which a zip has not,
+    and every replay started from an egg failed as "not a WARC file"."""
+    import zipfile
+
+    egg = tmp_path / "project.egg"
+    with zipfile.ZipFile(egg, "w") as archive:
+        for path in (ROOT / "crawlproject").rglob("*.py"):
+            archive.write(path, path.relative_to(ROOT).as_posix())
+    cut, urls = _cut_warc(tmp_path, gzip=True)
+    code = ("import sys; from pathlib import Path; from crawlproject.replay.archive import WarcArchive; "
+            "assert '.egg' in sys.modules['crawlproject'].__file__; "
+            f"print(list(WarcArchive({str(cut)!r}, cache_dir=Path({str(tmp_path / 'cache')!r})).urls()))")
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(egg), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == repr(urls[:2])
+    assert len(list((tmp_path / "cache").glob("warc-index-*.pickle"))) == 1

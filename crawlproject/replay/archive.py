@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import gzip
 import hashlib
 import logging
@@ -32,6 +33,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
@@ -202,15 +204,16 @@ class WarcIndex:
         return any(len(versions) > 1 for versions in self.versions.values())
 
 
+@functools.cache
 def _index_version() -> str:
     """What the index depends on besides the file: this module and the
-    canonicalization (an index cached by older code is not read)."""
+    canonicalization (an index cached by older code is not read). Read as
+    package data: inside a Scrapyd egg (a zip) there is no file to open."""
     import w3lib
 
-    from crawlproject.web import urls
-
-    digest = hashlib.sha1(Path(__file__).read_bytes() + Path(urls.__file__).read_bytes())  # noqa: S324 (a cache key)
-    return f"{digest.hexdigest()[:12]}|w3lib {w3lib.__version__}"
+    sources = b"".join(resources.files(package).joinpath(name).read_bytes()
+                       for package, name in (("crawlproject.replay", "archive.py"), ("crawlproject.web", "urls.py")))
+    return f"{hashlib.sha1(sources).hexdigest()[:12]}|w3lib {w3lib.__version__}"  # noqa: S324 (a cache key)
 
 
 def scan_index(file: BinaryIO) -> WarcIndex:
