@@ -19,6 +19,7 @@ The imports are grimp's (import-linter's own graph): imports under
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tarfile
@@ -45,11 +46,6 @@ def lines_of(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def module_path(tree: Path, module: str) -> Path:
-    base = tree.joinpath(*module.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-
-
 def import_edges(tree: Path) -> list[tuple[str, str]]:
     """(importer, imported) for every direct import between modules of the
     package in *tree*, in a child process (the tree's package is imported by
@@ -60,8 +56,6 @@ def import_edges(tree: Path) -> list[tuple[str, str]]:
         "edges = [(m, i) for m in graph.modules for i in graph.find_modules_directly_imported_by(m)]\n"
         "json.dump(edges, sys.stdout)\n"
     )
-    import json
-
     done = subprocess.run(  # noqa: S603 (our own interpreter, fixed code)
         [sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True,
         env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
@@ -80,14 +74,11 @@ def declared_layers(tree: Path) -> list[list[str]]:
 
 def room_of(tree: Path, module: str, inside: str = "") -> str:
     """The room *module* is in: its folder under the package (or under *inside*), or its file."""
-    parts = module.split(".")[1:]
-    if inside:
-        parts = parts[len(inside.split(".")):]
-        return (parts[0] + ".py") if parts else "__init__.py"
+    base = [PACKAGE, *inside.split(".")] if inside else [PACKAGE]
+    parts = module.split(".")[len(base):]
     if not parts:
         return "__init__.py"
-    folder = tree / PACKAGE / parts[0]
-    return parts[0] + "/" if folder.is_dir() else parts[0] + ".py"
+    return parts[0] + "/" if tree.joinpath(*base, parts[0]).is_dir() else parts[0] + ".py"
 
 
 def rooms_and_arrows(tree: Path, inside: str = "") -> tuple[dict[str, Room], Counter[tuple[str, str]]]:
@@ -97,8 +88,6 @@ def rooms_and_arrows(tree: Path, inside: str = "") -> tuple[dict[str, Room], Cou
     for path in sorted(tree.joinpath(*prefix.split(".")).rglob("*.py")):
         module = ".".join(path.relative_to(tree).with_suffix("").parts).removesuffix(".__init__")
         name = room_of(tree, module, inside)
-        if inside and "/" in str(path.relative_to(tree.joinpath(*prefix.split(".")))):
-            name = path.relative_to(tree.joinpath(*prefix.split("."))).parts[0] + "/"
         if name == "__init__.py" and lines_of(path) == 0:
             continue
         room = rooms.setdefault(name, Room(name, 0, 0))
