@@ -10,13 +10,10 @@ frontier keeps the queue, the journal and the item tables, and asks here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from crawlproject.frontier.items import HEADER, ItemTables, score_of
 from crawlproject.frontier.seen import SeenSet
-
-if TYPE_CHECKING:
-    from collections.abc import ValuesView
 
 
 class MemoryLeases:
@@ -70,9 +67,6 @@ class MemoryLeases:
         queued again; the leased item, if it was one, given back uncounted."""
         self.refused.add(url_fp)
         return self.give_back(fp)
-
-    def items(self) -> ValuesView[bytes]:
-        return self.leased.values()
 
     def scores(self) -> list[float]:
         """The scores of the URLs in flight."""
