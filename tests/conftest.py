@@ -307,10 +307,19 @@ def chromium(window: str = "1400,2200") -> Any:
 def judge_and_learn(strategy: Any, page: Any, judge: Any = None) -> float | None:
     """A fetched *page* as a crawl takes it: judged (by *judge*, else the
     strategy's model's own judge, else the topic query's TF cosine — what
-    FOCUS_JUDGE=auto builds), and learnt by the strategy's hook."""
+    FOCUS_JUDGE=auto builds), and learnt by the strategy's hook (through a
+    Focus with the strategy's home, when it has one: see :func:`bound_to`)."""
     from crawlproject.judges.query import TfQueryJudge
     from crawlproject.strategies.factory import Focus
 
     if judge is None:
         judge = strategy.own_judge() or TfQueryJudge(strategy.analyzer.vector(strategy.topic.query), strategy.analyzer)
-    return Focus(judge, strategy).on_page(page)
+    return Focus(judge, strategy, strategy.home if strategy.home.bound else None).on_page(page)
+
+
+def bound_to(strategy: Any, home: Any) -> Any:
+    """A Focus of *strategy* bound to *home* (crawlproject.policy.scope.HomeSites),
+    as the factory composes a site-bound crawl's; its judge is the strategy's own."""
+    from crawlproject.strategies.factory import Focus
+
+    return Focus(strategy.own_judge(), strategy, home)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scrapy.utils.test import get_crawler
@@ -22,6 +22,7 @@ from crawlproject.strategies.base import CrawlStrategy, Topic
 from crawlproject.strategies.factory import Focus, build_focus
 from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Link, Page
+from crawlproject.web.text import TermAnalyzer
 from tests.conftest import UNIVERSITY_HOMES, run_crawl
 from tests.test_lookahead import cross_site_graph, hand_graph
 from tests.test_strategies_chakrabarti import TRAINING
@@ -166,3 +167,65 @@ def test_only_the_focus_calls_the_judge_and_the_strategy() -> None:
              for path in package.rglob("*.py") if not any(owner in path.parents for owner in owners)
              for match in calling.finditer(path.read_text(encoding="utf-8"))]
     assert found == []
+
+
+@pytest.mark.parametrize("name", BUILDABLE)
+def test_a_topic_bound_to_its_sites_has_one_home_the_focus_applies(name: str, models: dict[str, str]) -> None:
+    """FOCUS_HOME binds the strategies that learn what pages are worth, and
+    no naive baseline; the factory builds the home once, the Focus applies it
+    (issue 60: the home-site rule in one place) and hands the same object to
+    whatever model reads it."""
+    settings = {**settings_for(name, models, "auto"), "FOCUS_HOME": "http://u.test/"}
+    focus = build_focus(get_crawler(settings_dict=settings), Topic(query=QUERY), named=name)
+    strategy = focus.strategy
+    if not strategy.bound_by_home:
+        assert focus.home is None and not strategy.home.bound
+        return
+    assert focus.home is not None and strategy.home is focus.home
+    for inner in ("placer", "classifier"):  # the context graph's and the focused crawler's own judges
+        if hasattr(strategy, inner):
+            assert getattr(strategy, inner).home is focus.home
+    away = Page("http://elsewhere.test/p/", "course syllabus homework", [Link("http://elsewhere.test/q/", "course")],
+                meta={})
+    at_home = page()
+    at_home.links.append(Link("http://elsewhere.test/cs/", "course cs"))
+    for fetched in (at_home, away):
+        relevance = focus.on_page(fetched)
+        scores = focus.score_links(fetched, relevance)
+        floor = strategy.off_home_score()
+        if floor is not None and scores[-1] is not None:  # the link that leaves home: below every link at home
+            assert all(s is None or scores[-1] < s for s in scores[:-1])
+        focus.after_page(fetched, relevance)
+
+
+def test_the_focus_binds_any_strategy_to_its_home() -> None:
+    """The rule around a strategy that knows nothing of homes: it learns an
+    away page is worth 0 (the judge still says what it read), its links off
+    home drop below every link at home, and its promotions off home are dropped."""
+    from crawlproject.policy.scope import HomeSites
+    from crawlproject.strategies.best_first import BestFirstStrategy
+    from crawlproject.web.page import Promotion
+
+    class Recording(BestFirstStrategy):
+        bound_by_home = True
+        learnt: ClassVar[list[float | None]] = []
+
+        def page_arrived(self, page: Page, relevance: float | None) -> None:
+            self.learnt.append(relevance)
+
+        def after_page(self, page: Page, relevance: float | None) -> list[Promotion]:
+            return [Promotion("http://u.test/hub/", 2.0, page.url, "http://u.test/hub/"),
+                    Promotion("http://far.test/hub/", 2.0, page.url, "http://far.test/hub/")]
+
+    strategy = Recording(Topic(query=QUERY), TermAnalyzer())
+    focus = Focus(FixedJudge(), strategy, HomeSites("domain", ["u.test"]))
+    assert strategy.home is focus.home
+    at_home = page()
+    at_home.links.append(Link("http://far.test/cs/", "course cs"))
+    away = Page("http://far.test/", "course syllabus homework", [Link("http://u.test/back/", "course")], meta={})
+    assert focus.on_page(at_home) == focus.on_page(away) == 0.7  # the judge says what it reads …
+    assert strategy.learnt == [0.7, 0.0]  # … the strategy learns the page away is worth nothing
+    *stays, leaves = focus.score_links(at_home, 0.7)
+    assert leaves == strategy.OFF_HOME < min(stays)  # type: ignore[operator]
+    assert focus.score_links(away, 0.7) == strategy.score_links(away, 0.0)  # its link home, from a page worth 0
+    assert [p.key for p in focus.after_page(at_home, 0.7)] == ["http://u.test/hub/"]

@@ -39,7 +39,7 @@ from crawlproject.strategies.link_value import LinkValueStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.page import Link, Page
 from crawlproject.web.text import TermAnalyzer
-from tests.conftest import judge_and_learn, open_scheduler
+from tests.conftest import bound_to, judge_and_learn, open_scheduler
 
 #   s → h → c1, c2 (targets);  h → x;  s → y → z;  x → c1
 OUTLINKS = {"s": ["h", "y"], "h": ["c1", "c2", "x"], "x": ["c1"], "y": ["z"], "c1": [], "c2": [], "z": []}
@@ -158,7 +158,8 @@ def test_a_site_bound_context_graph_counts_layers_to_its_own_sites_targets(tmp_p
 def test_a_site_bound_context_graph_crawl_puts_pages_away_from_home_last() -> None:
     model = ContextGraphModel(depth=2, features=100, value_scope="domain").fit(linked_universities_graph())
     model.home = ["http://www.new.edu/"]
-    strategy = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), model, HomeSites("domain", model.home))
+    strategy = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), model)
+    focus = bound_to(strategy, HomeSites("domain", model.home))
     index_text = "list of courses offered this semester"
     links = [Link("http://new.edu/courses/cs1/", "cs1"), Link("http://other.edu/courses/cs1/", "cs1")]
     at_home = Page("http://cs.new.edu/courses/", index_text, links)  # a subdomain of home: home
@@ -166,10 +167,10 @@ def test_a_site_bound_context_graph_crawl_puts_pages_away_from_home_last() -> No
     course = "syllabus lecture homework exam grading"
     assert judge_and_learn(strategy, Page("http://new.edu/cs1/", course, [])) > 0.5
     assert judge_and_learn(strategy, Page("http://other.edu/cs1/", course, [])) == 0.0  # away: a page of no layer
-    stays, leaves = strategy.score_links(at_home, None)
+    stays, leaves = focus.score_links(at_home, None)
     assert -1 <= stays < 0  # the index is in layer 1
     assert leaves == -model.other  # its page is away: "other", below every link at home
-    assert strategy.score_links(away, None) == [-model.other, -model.other]
+    assert focus.score_links(away, None) == [-model.other, -model.other]
     # a model that counts every target has no home: the same page ranks by what it says
     open_crawl = ContextGraphStrategy(Topic(), TermAnalyzer(stem=True), ContextGraphModel(depth=2, features=100).fit(
         linked_universities_graph()))
@@ -577,11 +578,12 @@ def test_infospiders_net_learns_to_predict_page_similarity() -> None:
 def test_infospiders_of_a_site_bound_topic_find_nothing_away_from_home() -> None:
     home = HomeSites("domain", ["http://h.test/"])
     spiders = InfoSpidersStrategy(
-        Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=1, max_agents=1, seed=1, home=home,
+        Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=1, max_agents=1, seed=1,
     )
+    focus = bound_to(spiders, home)
     agent = spiders.agents[0]
     seed = page("http://h.test/", "course syllabus", ["http://h.test/c1", "http://other.test/c2"])
-    stays, leaves = spiders.score_links(seed, judge_and_learn(spiders, seed))
+    stays, leaves = focus.score_links(seed, judge_and_learn(spiders, seed))
     assert leaves < stays - DEAD_PENALTY / 2  # with the dead agents' links: below every link at home
     assert "http://h.test/c1" in spiders._pending  # noqa: SLF001 — a net will learn from it
     assert "http://other.test/c2" not in spiders._pending  # noqa: SLF001 — known to be worth 0: nothing to learn

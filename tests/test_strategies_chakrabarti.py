@@ -18,7 +18,7 @@ from crawlproject.policy.scope import HomeSites
 from crawlproject.spiders import RandomSpider
 from crawlproject.strategies.base import Topic
 from crawlproject.strategies.chakrabarti import AWAY, ChakrabartiStrategy
-from crawlproject.strategies.factory import build_focus
+from crawlproject.strategies.factory import Focus, build_focus
 from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.meta import PARENT as PARENT_KEY
 from crawlproject.web.meta import PROMOTED_BY as PROMOTED_KEY
@@ -26,7 +26,7 @@ from crawlproject.web.meta import SCORE as SCORE_KEY
 from crawlproject.web.meta import SEED as SEED_KEY
 from crawlproject.web.page import Link, Page
 from crawlproject.web.text import TermAnalyzer
-from tests.conftest import judge_and_learn, open_scheduler
+from tests.conftest import bound_to, judge_and_learn, open_scheduler
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -53,10 +53,10 @@ def strategy(good: tuple[str, ...], hard: bool, reserve: bool = False) -> Chakra
     return ChakrabartiStrategy(Topic(good=good), TermAnalyzer(), model(), hard=hard, reserve=reserve)
 
 
-def arrive(focused: ChakrabartiStrategy, fetched: Page) -> float:
+def arrive(focused: ChakrabartiStrategy | Focus, fetched: Page) -> float:
     """The page fetched: its verdict by the focused crawler's own judge (its
     classifier: FOCUS_JUDGE=auto), learnt by the strategy."""
-    relevance = judge_and_learn(focused, fetched)
+    relevance = focused.on_page(fetched) if isinstance(focused, Focus) else judge_and_learn(focused, fetched)
     assert relevance is not None
     return relevance
 
@@ -103,16 +103,17 @@ def test_hard_focus_with_a_reserve_keeps_pruned_links_below_every_good_link() ->
 
 def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
     home = HomeSites("domain", ["http://www.cs.home.edu/"])
-    soft = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), home=home)
+    soft = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model())
+    soft_focus = bound_to(soft, home)
     links = [Link("http://www.cs.home.edu/c1", ""), Link("http://lab.home.edu/c2", ""), Link("http://www.far.edu/c3", "")]
     at_home = Page("http://www.cs.home.edu/", "homework lecture exam", links)
     away = Page("http://www.far.edu/", "homework lecture exam", links)
     r_home, r_away = arrive(soft, at_home), arrive(soft, away)
     assert r_home > 0.9 and r_away == 0.0  # the same words, away from home
-    assert soft.score_links(at_home, r_home) == [r_home, r_home, AWAY]
-    assert soft.score_links(away, r_away) == [0.0, 0.0, AWAY]
-    hard = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True, home=home)
-    reserved = hard.score_links(away, arrive(hard, away))  # never expanded: a course page of no interest
+    assert soft_focus.score_links(at_home, r_home) == [r_home, r_home, AWAY]
+    assert soft_focus.score_links(away, r_away) == [0.0, 0.0, AWAY]
+    hard = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True)
+    reserved = bound_to(hard, home).score_links(away, arrive(hard, away))  # never expanded: a course page of no interest
     assert reserved == [-1.0, -1.0, AWAY] and min(reserved[:2]) > AWAY
 
 
@@ -159,7 +160,7 @@ def test_unknown_good_category_is_a_clear_error() -> None:
 
 # -- online learning re-scores the frontier -------------------------------------------
 
-def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, ChakrabartiStrategy]:
+def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, Focus]:
     """A scheduler, and a focused crawler that learns every 3 pages and re-scores it."""
     crawler, scheduler, _ = open_scheduler(RandomSpider, seeds="http://seed/")
     taxonomy_model = TaxonomyClassifier().fit(
@@ -168,9 +169,9 @@ def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, C
     )
     learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
     focused = ChakrabartiStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler), home=home,
+        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler),
     )
-    return scheduler, learner, focused
+    return scheduler, learner, Focus(focused.classifier, focused, home)
 
 
 def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:

@@ -51,7 +51,7 @@ class ClassifierJudge(PageJudge):
     KEPT = 10_000
 
     def __init__(
-        self, model: TaxonomyClassifier, good: Sequence[str], home: HomeSites | None = None,
+        self, model: TaxonomyClassifier, good: Sequence[str],
         on_classified: Callable[[str, Any, int, float], None] | None = None,
     ):
         super().__init__()
@@ -63,7 +63,8 @@ class ClassifierJudge(PageJudge):
         self.expands = np.array(
             [any(a in good_nodes for a in model.taxonomy.ancestors(node)) for node in range(len(model.taxonomy))]
         )
-        self.home = home
+        #: a site-bound topic's home (the crawl's, bound by the focused crawler); None: no home
+        self.home: HomeSites | None = None
         self.on_classified = on_classified
         self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
         try:  # naive Bayes's posteriors sit near 0 and 1: moved, but no precision is stated from them

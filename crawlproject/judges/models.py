@@ -33,9 +33,11 @@ class ContextGraphJudge(PageJudge):
     #: placements kept for pages whose links are not scored yet
     KEPT = 10_000
 
-    def __init__(self, model: ContextGraphModel, home: HomeSites):
+    def __init__(self, model: ContextGraphModel, home: HomeSites | None = None):
         super().__init__()
-        self.model, self.home = model, home
+        self.model = model
+        #: a site-bound topic's home (the crawl's, bound by the context-graph crawler); None: no home
+        self.home = home
         self._placed: OrderedDict[str, Placement] = OrderedDict()
 
     def placement(self, page: Page) -> Placement:
@@ -44,8 +46,7 @@ class ContextGraphJudge(PageJudge):
         links are scored; "other" away from a site-bound topic's home."""
         placed = self._placed.get(page.key)
         if placed is None:
-            self.home.note(page)
-            if self.home.away(page.key):
+            if self.home is not None and self.home.away(page.key):
                 placed = Placement(self.model.other, 0.0, 0.0)
             else:
                 placed = self.model.place([page.text])[0]

@@ -208,6 +208,11 @@ class HomeSites:
             raise ValueError(f"{url!r} names no host: give URLs or host names, comma-separated")
         return site
 
+    @property
+    def bound(self) -> bool:
+        """Whether anything can be away: a home is named, or the seeds' sites are home."""
+        return bool(self.named) or self.seeds_are_home
+
     def note(self, page: Page) -> None:
         """A page arrived: a seed's site is home (a seed from Redis that no
         seed list holds)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from crawlproject import config
+from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Promotion
 from crawlproject.web.text import TermAnalyzer
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from crawlproject.judges.base import PageJudge
-    from crawlproject.policy.scope import CrawlScope
+    from crawlproject.policy.scope import CrawlScope, SiteBoundModel
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
 
@@ -106,11 +107,20 @@ class CrawlStrategy(ABC):
     #: needs a judge (a topic: a query or a model); the others take one
     #: only when the topic names one (their items then carry verdicts).
     needs_judge: ClassVar[bool] = False
+    #: Whether a topic bound to its sites (FOCUS_HOME, a site-bound model)
+    #: binds the strategy: those that learn what pages are worth. The naive
+    #: baselines do not: they stay what the literature measured.
+    bound_by_home: ClassVar[bool] = False
+    #: The score of a link that leaves a site-bound topic's home: below every
+    #: score the strategy gives a link at home (the factory's Focus applies it).
+    OFF_HOME: ClassVar[float | None] = -1000.0
 
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, frontier: FrontierPort | None = None):
         self.topic = topic
         self.analyzer = analyzer
         self.frontier: FrontierPort = frontier if frontier is not None else DetachedFrontier()
+        #: the crawl's home (crawlproject.policy.scope.HomeSites): nothing is away until the factory binds one
+        self.home = HomeSites()
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -124,6 +134,36 @@ class CrawlStrategy(ABC):
         for an oracle): ``FOCUS_JUDGE=auto`` judges the crawl with it. None:
         the topic's judge (crawlproject.judges.judge_from_settings)."""
         return None
+
+    def site_bound_model(self) -> SiteBoundModel | None:
+        """The trained model whose training named the crawl's home or counted
+        only its home's targets (a context graph, a link-value model): the
+        factory takes the crawl's home from it (HomeSites.of_model); None:
+        the home is FOCUS_HOME's, if any."""
+        return None
+
+    def bind_home(self, home: HomeSites) -> None:
+        """The crawl's one home, built by the factory. The rule itself (an
+        away page is worth 0, a link off home ranks below every link at home)
+        is applied around the strategy by the Focus; a strategy whose model
+        reads the home (a classifier's verdict, a feature) keeps it."""
+        self.home = home
+
+    def off_home_score(self) -> float | None:
+        """The score of a link off home (:attr:`OFF_HOME`); None: the
+        strategy values such links itself (a model with a feature for it)."""
+        return self.OFF_HOME
+
+    def score_links_bound(self, page: Page, relevance: float | None, away: Sequence[bool]) -> Sequence[float | None]:
+        """:meth:`score_links` for a topic bound to its home: ``away[i]`` says
+        link i leaves home, and such a link scores :meth:`off_home_score`
+        (a link not to be followed stays so). A strategy that would do needless
+        work for such links (a net's prediction) overrides this."""
+        scores = self.score_links(page, relevance)
+        floor = self.off_home_score()
+        if floor is None:
+            return scores
+        return [floor if off and score is not None else score for score, off in zip(scores, away, strict=True)]
 
     def page_arrived(self, page: Page, relevance: float | None) -> None:
         """The learning hook: *page* was fetched and judged *relevance* (None

@@ -21,11 +21,13 @@ R(p) = Σ_{c ∈ good} Pr(c|p).
 * Online learning (optional, crawlproject.models.online): every M pages the
   classifier learns from the crawl's confidently classified pages, and every
   queued URL is re-scored with its parent's new relevance.
-* A topic bound to its sites (FOCUS_HOME, crawlproject.policy.scope.HomeSites): a
-  page away from home has R(p) = 0 and is never expanded under hard focus,
-  whatever it says, and a link that leaves home is queued at AWAY, below
-  every link at home (its page is known to be worth 0); the distiller does
-  not raise such links, nor does re-scoring after learning.
+* A topic bound to its sites (FOCUS_HOME, crawlproject.policy.scope.HomeSites,
+  applied around every strategy by crawlproject.strategies.factory.Focus): a
+  link that leaves home is queued at AWAY, below every link at home (its page
+  is known to be worth 0), and the distiller's promotions off home are
+  dropped. Here the classifier also calls a page away from home R(p) = 0 and
+  never expands it under hard focus, whatever it says, and re-scoring after
+  learning leaves links off home where they are.
 
 Pages are classified in batches by the strategy's classifier
 (crawlproject.judges.classifier.ClassifierJudge, the crawl's judge unless
@@ -79,6 +81,7 @@ AWAY = -2.0
 
 class ChakrabartiStrategy(CrawlStrategy):
     name = "focused"
+    bound_by_home = True
 
     def __init__(
         self,
@@ -90,7 +93,6 @@ class ChakrabartiStrategy(CrawlStrategy):
         distiller: Distiller | None = None,
         learner: OnlineLearner | None = None,
         frontier: FrontierPort | None = None,
-        home: HomeSites | None = None,
         links: LinkLearnerStrategy | None = None,
     ):
         super().__init__(topic, analyzer, frontier)
@@ -100,12 +102,9 @@ class ChakrabartiStrategy(CrawlStrategy):
         self.reserve = reserve
         self.distiller = distiller
         self.learner = learner
-        self.home = home or HomeSites()
         #: the taxonomy classifier's verdicts (R(p), c*), batched: hard focus and
         #: the distiller read them, and FOCUS_JUDGE=auto judges the crawl with it
-        self.classifier = ClassifierJudge(
-            model, topic.good, self.home, learner.add if learner is not None else None,
-        )
+        self.classifier = ClassifierJudge(model, topic.good, learner.add if learner is not None else None)
         self.good = self.classifier.good
 
     @classmethod
@@ -122,7 +121,6 @@ class ChakrabartiStrategy(CrawlStrategy):
         retrain_every = config.get_int(settings, "FOCUS_RETRAIN_EVERY")
         confidence = config.get_float(settings, "FOCUS_RETRAIN_CONFIDENCE")
         rescore_ratio = config.get_float(settings, "FOCUS_RETRAIN_RESCORE_RATIO")
-        home = HomeSites.from_settings(settings)
         jobdir = job_dir(settings)
         state = ChakrabartiState(Path(jobdir) / "focused") if jobdir else None
         try:
@@ -151,7 +149,7 @@ class ChakrabartiStrategy(CrawlStrategy):
         links = LinkLearnerStrategy.from_settings(replace(context, topic=topic)) if mode == "learn" else None
         try:
             strategy = cls(
-                topic, analyzer, model, mode == "hard", reserve, distiller, learner, context.frontier, home, links,
+                topic, analyzer, model, mode == "hard", reserve, distiller, learner, context.frontier, links,
             )
         except TaxonomyError as exc:
             raise SettingsError(f"good categories {', '.join(good)}: {exc}") from None
@@ -171,9 +169,18 @@ class ChakrabartiStrategy(CrawlStrategy):
         if self.distiller is not None:
             self.state.save_distiller(self.distiller)
 
+    #: below every link at home, and the mark of a link the learner's re-scoring leaves alone
+    OFF_HOME = AWAY
+
     def own_judge(self) -> PageJudge:
         """R(p) of the taxonomy classifier, 0 away from home."""
         return self.classifier
+
+    def bind_home(self, home: HomeSites) -> None:
+        """The classifier calls a page away from home worth 0 and never
+        expands it; the learner's re-scoring reads the home too."""
+        super().bind_home(home)
+        self.classifier.home = home
 
     def page_arrived(self, page: Page, relevance: float | None) -> None:
         if self.links is not None:
@@ -200,8 +207,7 @@ class ChakrabartiStrategy(CrawlStrategy):
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         if self.links is not None:
-            scores = self.links.score_links(page, relevance)
-            return [AWAY if self.home.away(link.key) else score for link, score in zip(page.links, scores, strict=True)]
+            return self.links.score_links(page, relevance)
         score: float | None = relevance or 0.0
         if self.hard and not page.meta.get(keys.SEED) and not self.classifier.verdict(page).expand:
             if self.reserve:
@@ -210,7 +216,7 @@ class ChakrabartiStrategy(CrawlStrategy):
             else:
                 self.frontier.inc("focus/hard/pruned_pages")
                 return [None] * len(page.links)
-        return [AWAY if self.home.away(link.key) else score for link in page.links]
+        return [score] * len(page.links)
 
     # -- periodic work: distiller and online learning ------------------------------
 
@@ -229,7 +235,7 @@ class ChakrabartiStrategy(CrawlStrategy):
                 {link.key: link.url for link in page.links if link.url != link.key},
             )
             if distiller.due:
-                promotions = [p for p in distiller.run() if not self.home.away(p.key)]
+                promotions = list(distiller.run())  # those off home the Focus drops
                 self.frontier.inc("focus/distiller/runs")
                 self.frontier.inc("focus/distiller/promoted", len(promotions))
                 if self.state is not None:

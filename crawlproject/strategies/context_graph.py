@@ -34,16 +34,15 @@ if TYPE_CHECKING:
 
 class ContextGraphStrategy(CrawlStrategy):
     name = "context-graph"
+    bound_by_home = True
 
     def __init__(
-        self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel, home: HomeSites | None = None,
-        frontier: FrontierPort | None = None,
+        self, topic: Topic, analyzer: TermAnalyzer, model: ContextGraphModel, frontier: FrontierPort | None = None,
     ):
         super().__init__(topic, analyzer, frontier)
         self.model = model
-        self.home = home or HomeSites()
         #: places each page in its layer (its judge, whichever judge the crawl uses)
-        self.placer = ContextGraphJudge(model, self.home)
+        self.placer = ContextGraphJudge(model)
 
     @classmethod
     def from_settings(cls, context: BuildContext) -> Self:
@@ -52,15 +51,25 @@ class ContextGraphStrategy(CrawlStrategy):
             model = ContextGraphModel.load(path)
         except ModelError as exc:
             raise SettingsError(str(exc)) from None
-        home = HomeSites.of_model(model, context.settings, context.seeds)
-        return cls(context.topic, TermAnalyzer(stem=True), model, home, context.frontier)
+        return cls(context.topic, TermAnalyzer(stem=True), model, context.frontier)
 
     def own_judge(self) -> PageJudge:
         """Pr(layer 0 | page): how much a page looks like the targets."""
         return self.placer
 
+    def site_bound_model(self) -> ContextGraphModel:
+        return self.model
+
+    def bind_home(self, home: HomeSites) -> None:
+        """A page away from home is placed in "other", whatever it says."""
+        super().bind_home(home)
+        self.placer.home = home
+
+    def off_home_score(self) -> float:
+        """A link off home is placed in "other" with no confidence: below every link at home."""
+        return -float(self.model.other)
+
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         placement = self.placer.placement(page)
         confidence = min(placement.confidence, 0.999999)  # stays below the next layer up
-        at_home = -placement.layer + confidence
-        return [-self.model.other if self.home.away(link.key) else at_home for link in page.links]
+        return [-placement.layer + confidence] * len(page.links)

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
+from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies import strategy_class
 from crawlproject.strategies.base import BuildContext
 from crawlproject.strategies.ports import CrawlerFrontier
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -38,10 +39,24 @@ class Focus:
     The only caller of both (issue 60): the spider, the progress line, the
     dashboard and the Python call talk to the Focus, which keeps the order
     the two must be called in — the judge's verdict first, then the
-    strategy's learning hook, then its link scores."""
+    strategy's learning hook, then its link scores.
+
+    A topic bound to its sites (*home*: crawlproject.policy.scope.HomeSites)
+    is bound here, around any strategy, and nowhere else: a page away from
+    home is worth 0 to the strategy (it learns 0 from it, whatever the judge
+    read), a link off home scores the strategy's
+    :meth:`~crawlproject.strategies.base.CrawlStrategy.off_home_score`, below
+    every link at home, and nothing off home is promoted. A crawl may still
+    go there (a home is no scope: :class:`~crawlproject.policy.scope.CrawlScope`)."""
 
     judge: PageJudge | None
     strategy: CrawlStrategy
+    #: the crawl's home; None: the topic is bound to no site
+    home: HomeSites | None = None
+
+    def __post_init__(self) -> None:
+        if self.home is not None:
+            self.strategy.bind_home(self.home)
 
     # -- a page, in the order of a crawl ---------------------------------------
 
@@ -57,6 +72,8 @@ class Focus:
 
     def prepare(self, pages: Sequence[Page]) -> None:
         assert self.judge is not None
+        for page in pages:
+            self._arrived(page)
         self.judge.prepare(pages)
 
     def prepare_failed(self, page: Page) -> None:
@@ -66,8 +83,9 @@ class Focus:
     def on_page(self, page: Page) -> float | None:
         """A page answered 2xx: the judge's verdict, which the strategy learns
         from (its learning hook) before it scores the page's links."""
+        self._arrived(page)
         relevance = self.judge.relevance(page) if self.judge is not None else None
-        self.strategy.page_arrived(page, relevance)
+        self.strategy.page_arrived(page, self._worth(page, relevance))
         return relevance
 
     def on_dead_end(self, key: str, meta: Mapping[str, Any], status: int | None) -> None:
@@ -75,15 +93,35 @@ class Focus:
         self.strategy.dead_end(key, meta, status)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
-        return self.strategy.score_links(page, relevance)
+        if self.home is None:
+            return self.strategy.score_links(page, relevance)
+        self._arrived(page)  # a seed's links are scored at home, arrived through on_page or not (a sitemap's)
+        away = [self.home.away(link.key) for link in page.links]
+        return self.strategy.score_links_bound(page, self._worth(page, relevance), away)
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
-        return self.strategy.child_state(page, relevance)
+        return self.strategy.child_state(page, self._worth(page, relevance))
 
     def after_page(self, page: Page, relevance: float | None) -> Sequence[Promotion]:
         """Once the page's links are queued: the strategy's periodic work
         (the distiller's hubs), as promotions to queue."""
-        return self.strategy.after_page(page, relevance)
+        promotions = self.strategy.after_page(page, self._worth(page, relevance))
+        if self.home is None or not promotions:
+            return promotions
+        return [promotion for promotion in promotions if not self.home.away(promotion.key)]
+
+    # -- the home-site rule --------------------------------------------------------
+
+    def _arrived(self, page: Page) -> None:
+        """A seed's site is home (a seed from Redis that no seed list holds)."""
+        if self.home is not None:
+            self.home.note(page)
+
+    def _worth(self, page: Page, relevance: float | None) -> float | None:
+        """The verdict the strategy learns from: 0 for a page away from home."""
+        if self.home is None or relevance is None or not self.home.away(page.key):
+            return relevance
+        return 0.0
 
     # -- verdicts ----------------------------------------------------------------
 
@@ -144,13 +182,28 @@ def build_focus(
         chosen = strategy_class(default) if isinstance(default, str) else default
     if chosen is None:
         chosen = strategy_class("breadth-first")
+    def seeds() -> list[str] | None:
+        return getattr(crawler.spider, "seed_urls", None) if crawler.spider is not None else None
+
     strategy: CrawlStrategy = chosen.from_settings(BuildContext(
-        settings, topic, CrawlerFrontier(crawler),
-        seeds=lambda: getattr(crawler.spider, "seed_urls", None) if crawler.spider is not None else None,
+        settings, topic, CrawlerFrontier(crawler), seeds=seeds,
         scope=lambda: getattr(crawler.spider, "crawl_scope", None),
     ))
     _share_experience(crawler, strategy)
-    return Focus(judge_for(settings, topic, strategy), strategy)
+    home = home_of(settings, strategy, seeds)
+    return Focus(judge_for(settings, topic, strategy), strategy, home)
+
+
+def home_of(
+    settings: BaseSettings | None, strategy: CrawlStrategy, seeds: Callable[[], Iterable[str] | None] | None = None,
+) -> HomeSites | None:
+    """The crawl's one home (None: no site is home, or *strategy* is not
+    bound by one): its site-bound model's (HomeSites.of_model), else FOCUS_HOME's."""
+    if not strategy.bound_by_home:
+        return None
+    model = strategy.site_bound_model()
+    home = HomeSites.of_model(model, settings, seeds) if model is not None else HomeSites.from_settings(settings)
+    return home if home.bound else None
 
 
 def judge_for(settings: BaseSettings, topic: Topic, strategy: CrawlStrategy) -> PageJudge | None:

@@ -49,7 +49,6 @@ import numpy as np
 
 from crawlproject import config
 from crawlproject.config import DEFAULTS
-from crawlproject.policy.scope import HomeSites
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
@@ -119,6 +118,7 @@ class Agent:
 
 class InfoSpidersStrategy(CrawlStrategy):
     name = "infospiders"
+    bound_by_home = True
     needs_judge = True  # sim(q, page): an agent's energy
 
     def __init__(
@@ -135,14 +135,12 @@ class InfoSpidersStrategy(CrawlStrategy):
         frontier: FrontierPort | None = None,
         memory: int = DEFAULTS["FOCUS_LEARN_MEMORY"],
         context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
-        home: HomeSites | None = None,
     ):
         super().__init__(topic, analyzer, frontier)
         self.query_vector = analyzer.vector(topic.query)
         self.max_agents, self.alpha, self.beta = max_agents, alpha, beta
         self.hidden_units, self.learning_rate = hidden_units, learning_rate
         self.context_words = context_words
-        self.home = home or HomeSites()
         self.rng = np.random.default_rng(seed)
         self.noise = random.Random(seed)
         keywords = list(self.query_vector)
@@ -172,7 +170,6 @@ class InfoSpidersStrategy(CrawlStrategy):
             frontier=context.frontier,
             memory=config.get_int(settings, "FOCUS_LEARN_MEMORY"),
             context_words=config.get_int(settings, "FOCUS_CONTEXT_WORDS"),
-            home=HomeSites.from_settings(settings),
         )
 
     # -- the page arrives --------------------------------------------------------
@@ -192,26 +189,31 @@ class InfoSpidersStrategy(CrawlStrategy):
             return max(self.living(), key=lambda a: a.energy)  # an orphaned link: the richest adopts it
         return owner
 
-    def _similarity(self, page: Page, relevance: float | None) -> float:
-        """sim(q, page): the judge's verdict, 0 away from home."""
-        return 0.0 if relevance is None or self.home.away(page.key) else relevance
+    @staticmethod
+    def _similarity(relevance: float | None) -> float:
+        """sim(q, page): the judge's verdict (the Focus makes it 0 away from home)."""
+        return 0.0 if relevance is None else relevance
 
     def page_arrived(self, page: Page, relevance: float | None) -> None:
         """The page's arrival in the population: the net of the agent that
         chose its link learns, the agent gains and pays energy, reproduces
         or dies (every fetched page, with links or not)."""
-        sim = self._similarity(page, relevance)
+        sim = self._similarity(relevance)
         self._learn(page, sim)
         agent = self._live(self._agent_of(page), page, sim)
         self._links_agents.keep(page.key, agent.id)
         self.frontier.set("focus/infospiders/alive", len(self.living()))
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        sim = self._similarity(page, relevance)
+        return self.score_links_bound(page, relevance, [False] * len(page.links))
+
+    def score_links_bound(self, page: Page, relevance: float | None, away: Sequence[bool]) -> Sequence[float]:
+        """A link off home drops as a dead agent's do, and no net predicts it."""
+        sim = self._similarity(relevance)
         agent = self.agents[self._links_agent(page)]
         scores = []
-        for link in page.links:
-            if self.home.away(link.key):  # worth 0 when it arrives: nothing to predict
+        for link, off_home in zip(page.links, away, strict=True):
+            if off_home:  # worth 0 when it arrives: nothing to predict
                 scores.append(self.beta * (1 - self.alpha) * sim + self._gumbel() - DEAD_PENALTY)
                 continue
             context = page.link_context(link, self.context_words)

@@ -91,10 +91,11 @@ class _Siblings:
 
 class LinkValueStrategy(CrawlStrategy):
     name = "link-value"
+    bound_by_home = True
 
     def __init__(
         self, topic: Topic, analyzer: TermAnalyzer, model: LinkValueModel, online: bool = True, memory: int = 200000,
-        frontier: FrontierPort | None = None, siblings: bool = True, home: HomeSites | None = None,
+        frontier: FrontierPort | None = None, siblings: bool = True,
     ):
         super().__init__(topic, analyzer, frontier)
         self.model, self.online, self.memory = model, online, memory
@@ -104,7 +105,8 @@ class LinkValueStrategy(CrawlStrategy):
         self._sibling_links = 0  # queued links held in _pages
         self._arrived: RecentMemory[str, None] = RecentMemory(memory)  # recent pages: no sibling list raises them again
         self._promotions: list[Promotion] = []
-        self.home = home if home is not None else HomeSites.of_model(model, None)
+        #: the model's home until the factory binds the crawl's (its links' ``s:out`` reads it)
+        self.home = HomeSites.of_model(model, None)
         self.query_vector = analyzer.vector(topic.query)
 
     @classmethod
@@ -124,23 +126,27 @@ class LinkValueStrategy(CrawlStrategy):
                 "ranked by the topic query alone, as best-first ranks them%s", path,
                 "" if topic.query else " — and no query was given, so in the order they are found",
             )
-        home = HomeSites.of_model(model, settings, context.seeds)
-        return cls(topic, TermAnalyzer(stem=True), model, online, memory, context.frontier, siblings, home)
+        return cls(topic, TermAnalyzer(stem=True), model, online, memory, context.frontier, siblings)
 
     def own_judge(self) -> PageJudge:
         """Pr(target | page) by the model's page classifier: the reward."""
         return LinkValueJudge(self.model, self.analyzer)
 
+    def site_bound_model(self) -> LinkValueModel:
+        return self.model
+
+    def off_home_score(self) -> None:
+        """A link off home is valued by the model itself (its ``s:out``)."""
+        return None
+
     def page_arrived(self, page: Page, relevance: float | None) -> None:
         """The page's verdict is its link's reward: a page without links
         teaches its link now (nothing lies beyond it); one with links, once
         they are valued (:meth:`score_links`)."""
-        self.home.note(page)
         if self.online and not page.links:
             self._learn(page, float((relevance or 0.0) > 0.5), 0.0)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
-        self.home.note(page)  # a seed's links are scored at home, arrived through the hook or not (a sitemap's)
         good = (relevance or 0.0) > 0.5  # as likely a target as not
         window = self.model.window
         home = self.model.link_home(page.key, self.home.sites())
@@ -164,7 +170,7 @@ class LinkValueStrategy(CrawlStrategy):
         return promotions
 
     def _learn(self, page: Page, reward: float, best_next: float) -> None:
-        if self.home.away(page.key):
+        if self.home.away(page.key):  # the Focus made its reward 0; what lies beyond it is worth 0 to the topic too
             reward = best_next = 0.0
         features = self._pending.pop(page.key, None)
         if features is not None:
