@@ -46,7 +46,8 @@ from typing import Any
 from bench.common import ROOT, median, write_section
 from crawlproject.corpus.paragraphs import paragraph_file
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
+from crawlproject.replay.synthetic import SyntheticWeb
+from crawlproject.replay.web_shape import WebShape, load_paragraphs
 
 SHAPE: dict[str, Any] = {"pages": 50_000, "hosts": 50, "seed": 5, "cross_host": 0.3}
 QUERY = "course syllabus lecture homework"

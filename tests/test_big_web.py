@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
+from crawlproject.replay.synthetic import SyntheticWeb
+from crawlproject.replay.web_shape import WebShape, load_paragraphs
 from tests.conftest import run_crawl
 
 #: 40 hosts, every kind of them; a sitemap holds 50 URLs, so hosts bigger

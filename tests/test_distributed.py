@@ -276,7 +276,8 @@ SMALL_WEB: dict[str, Any] = {"pages": 2000, "hosts": 30, "seed": 5, "no_sitemap_
 
 def small_sites(web_options: dict[str, Any]) -> list[tuple[str, set[str]]]:
     """The home page and the pages of each ordinary site of 40–150 pages."""
-    from crawlproject.replay.synthetic import SyntheticWeb, WebShape, load_paragraphs
+    from crawlproject.replay.synthetic import SyntheticWeb
+    from crawlproject.replay.web_shape import WebShape, load_paragraphs
 
     options = dict(web_options)
     pool = load_paragraphs(options.pop("paragraphs"))

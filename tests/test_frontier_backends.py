@@ -246,7 +246,7 @@ def test_a_dead_workers_leases_come_back_after_they_expire(redis_server: RedisSe
     survivor.open()
     assert sorted(drain(survivor, ack=False)) == ["http://h/0", "http://h/1"]
     assert len(survivor) == 2  # the dead worker's two leases may come back: not done yet
-    client.zadd(f"{key}:leases", {fp: 0 for fp in client.zrange(f"{key}:leases", 0, -1) if fp.decode() not in survivor._held})  # noqa: SLF001 (expire them now, not after a sleep)
+    client.zadd(f"{key}:leases", {fp: 0 for fp in client.zrange(f"{key}:leases", 0, -1) if fp.decode() not in survivor._trips.held})  # noqa: SLF001 (expire them now, not after a sleep)
     back = drain(survivor)
     assert sorted(back) == sorted(taken)
 
@@ -271,7 +271,7 @@ def test_the_redis_frontier_rescores_off_the_reactor(redis_server: RedisServer) 
     handed: list[Any] = []
 
     def in_thread(function: Any, *args: Any) -> Any:
-        if getattr(function, "__name__", "") in ("_execute", "_close_in_thread"):
+        if getattr(function, "__name__", "") in ("execute", "_close_in_thread"):
             return succeed(function(*args))
         handed.append((function, args))
         return Deferred()
@@ -299,7 +299,7 @@ def test_the_redis_frontier_samples_its_scores_off_the_reactor(redis_server: Red
     handed: list[Any] = []
 
     def in_thread(function: Any, *args: Any) -> Any:
-        if getattr(function, "__name__", "") in ("_execute", "_close_in_thread"):
+        if getattr(function, "__name__", "") in ("execute", "_close_in_thread"):
             return succeed(function(*args))
         handed.append(Deferred())
         handed[-1].addCallback(lambda _: function(*args))
@@ -335,17 +335,17 @@ def test_the_redis_bloom_filter_never_refetches_and_its_false_positive_rate_is_t
         frontier.push(url, 0.5)
     assert len(drain(frontier)) == len(fetched)
     frontier.flush()
-    frontier._outcomes.clear()
+    frontier._trips.outcomes.clear()
     for url in fetched:
         frontier.push(url, 0.5)
     frontier.flush()
-    assert frontier._outcomes == {"already_fetched": len(fetched)}  # not one queued again
-    frontier._outcomes.clear()
+    assert frontier._trips.outcomes == {"already_fetched": len(fetched)}  # not one queued again
+    frontier._trips.outcomes.clear()
     fresh = [f"http://www.h{i % 50}.test/new{i}" for i in range(50_000)]
     for url in fresh:
         frontier.push(url, 0.5)
     frontier.flush()
-    taken = frontier._outcomes["already_fetched"] / len(fresh)
+    taken = frontier._trips.outcomes["already_fetched"] / len(fresh)
     assert error / 3 < taken < error * 3, taken
     client = redis.Redis.from_url(redis_server.url)
     assert client.scard(f"{frontier.key}:fetched") == 100  # the exact part stopped at its bound

@@ -28,7 +28,8 @@ from crawlproject.models.modelfile import ModelError, save_model
 from crawlproject.models.remaining import RemainingEstimator
 from crawlproject.models.training_graph import LinkRecord, TrainingGraph
 from crawlproject.strategies.base import Topic
-from crawlproject.strategies.link_learner import LinkLearnerStrategy, prior_from_setting
+from crawlproject.strategies.link_learner import LinkLearnerStrategy
+from crawlproject.strategies.link_priors import prior_from_setting
 from crawlproject.strategies.ports import DetachedFrontier
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer

@@ -16,10 +16,10 @@ import pytest
 
 from crawlproject.corpus.paragraphs import split_paragraphs
 from crawlproject.replay.process import ReplayProcess
-from crawlproject.replay.synthetic import (
+from crawlproject.replay.synthetic import SyntheticWeb
+from crawlproject.replay.web_shape import (
     KINDS,
     SyntheticError,
-    SyntheticWeb,
     WebShape,
     load_paragraphs,
 )

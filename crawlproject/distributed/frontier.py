@@ -9,38 +9,24 @@ changed only by atomic Lua scripts (crawlproject.distributed.scripts), so
 workers on one or many machines share one frontier.
 
 It builds on scrapy-redis where its idioms fit — the connection
-(``REDIS_URL``, ``REDIS_PARAMS``: ``scrapy_redis.connection``),
-``SCHEDULER_PERSIST``, ``SCHEDULER_FLUSH_ON_START``, keys named after the
-spider — and replaces its queue, which takes integer priorities and pays a
-round trip per request:
-
-* pushes are buffered and sent as one script call, with the settlement of
-  the page whose links they are (about one round trip per page);
-* pops lease a few URLs at once (``FOCUS_REDIS_PREFETCH``);
-* a popped URL is **leased** with an expiry (``FOCUS_REDIS_LEASE_SECONDS``),
-  renewed while its worker lives and acknowledged when its page is
-  processed; a worker killed with SIGKILL loses nothing: its leases expire
-  and the next pop of any worker puts the URLs back in the queue;
-* a payload is stored once for all the URLs that share it (a page's links);
-* a worker ends by itself once the shared frontier has stayed empty, with
-  nothing leased by any worker, for ``FOCUS_REDIS_IDLE_GRACE`` seconds (a
-  worker never waits forever for work that cannot come: scrapy-redis's
-  spiders do), unless ``FOCUS_REDIS_WAIT_FOR_SEEDS`` keeps it for seeds.
-
-Worker-local: the prefetched URLs, the push buffer, the strategy's state
-(see docs/distributed.md).
+(``REDIS_URL``, ``REDIS_PARAMS``), ``SCHEDULER_PERSIST``,
+``SCHEDULER_FLUSH_ON_START``, keys named after the spider — and replaces its
+queue, which takes integer priorities and pays a round trip per request:
+pushes are buffered and sent with the settlement of the page whose links
+they are, pops lease a few URLs at once, a leased URL comes back when its
+worker dies, and a worker ends by itself once the shared frontier has stayed
+drained (docs/distributed.md: what is shared, what is per worker; Redis off
+the reactor; leases; when a worker ends).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
 from twisted.internet import task, threads
 
 from crawlproject import config
@@ -53,15 +39,17 @@ from crawlproject.distributed.connection import (
     warn_without_persistence,
 )
 from crawlproject.distributed.courier import Courier
-from crawlproject.distributed.membership import CrawlIdentity, DrainWatch
-from crawlproject.distributed.outbox import Outbox
-from crawlproject.distributed.prefetch import Prefetched
+from crawlproject.distributed.membership import (
+    CrawlIdentity,
+    DrainWatch,
+    FrontierLost,
+    close_on_loss,
+)
+from crawlproject.distributed.round_trips import RoundTrips
 from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.scrapy_private import wake_engine
-
-__all__ = ["FRONTIER_LOST", "FrontierLost", "RedisFrontier", "fingerprint", "reachable_redis", "redis_key"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Container
@@ -73,26 +61,6 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
 
 logger = logging.getLogger(__name__)
-
-_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
-         "bloom", "again", "bloomcfg", "crawl")
-#: The reason a worker's crawl ends with when its shared frontier is gone.
-FRONTIER_LOST = "shared_frontier_lost"
-_OUTCOMES = {outcome.value: outcome for outcome in PushOutcome}
-
-
-class FrontierLost(RuntimeError):
-    """The shared frontier was wiped or replaced while this worker used it."""
-
-
-def _close_on_loss(crawler: Crawler, reason: str) -> None:
-    from scrapy.utils.defer import deferred_from_coro
-
-    if crawler.stats is not None:
-        crawler.stats.set_value("frontier/lost", reason)
-    if crawler.engine is not None:
-        deferred_from_coro(crawler.engine.close_spider_async(reason=FRONTIER_LOST))
-
 
 class RedisFrontier:
     def __init__(
@@ -125,28 +93,22 @@ class RedisFrontier:
         #: Runs a re-score off the reactor (``threads.deferToThread`` in a
         #: crawl); ``None``: at once, for tools and tests with no reactor.
         self.in_thread = in_thread
-        self.round_trips = 0
         self._scripts = Scripts(server, ("PUSH", "POP", "SETTLE", "CLAIM", "RENEW", "RESCORE"))
-        self._outbox = Outbox(fifo, max_size, host_cap)
-        self._prefetched = Prefetched(fifo)
-        self._held: dict[str, float] = {}  # fingerprint → score of the URLs this worker leases
-        self._queued = 0  # the last count Redis gave (queued, plus leased by others)
-        self._outcomes: Counter[str] = Counter()
+        #: what this worker holds and sends, and what its round trips brought
+        self._trips = RoundTrips(server, key, self._scripts, fifo, max_size, host_cap, self.lease_ms, host_batch,
+                                 self._gone, stats)
         self._renewal: task.LoopingCall | None = None
         self._closing = False
         self._reads = scan.QueueReads(server, key, self._scripts, in_thread, self._before_rescore, self._count_trips,
                                       lambda: self._closing)
-        self._last_send = 0.0
         self.drain = DrainWatch()  # its grace: seconds the frontier must stay drained before this worker ends
         #: Off the reactor (a crawl: *in_thread* given): every round trip of
         #: the crawl's own calls runs in a thread, one at a time, in order;
         #: pops are served from what the last round trip prefetched.
         self.asynchronous = in_thread is not None
-        self._courier = Courier(key, self._execute, self._calls, self._landed, self._failed, lambda: bool(self._outbox),
-                                lambda: self._closing, in_thread)
-        self._counted_at = 0.0  # when the counts were last read
+        self._courier = Courier(key, self._trips.execute, self._trips.calls, self._landed, self._trips.failed,
+                                lambda: bool(self._trips.outbox), lambda: self._closing, in_thread)
         self._idle_asked_at = 0.0  # when an idle check last asked for fresh counts
-        self._renewal_due = False  # the next round trip renews this worker's leases
         #: Called when a round trip brought URLs (the engine is woken).
         self.wake: Callable[[], None] | None = None
         #: The crawl's identity (``<key>:crawl``), read back with every round trip.
@@ -179,7 +141,7 @@ class RedisFrontier:
         )
         frontier.drain.grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         frontier.wake = partial(wake_engine, crawler)
-        frontier.on_lost = partial(_close_on_loss, crawler)
+        frontier.on_lost = partial(close_on_loss, crawler)
         crawler.signals.connect(frontier._spider_idle, signals.spider_idle)
         return frontier
 
@@ -190,13 +152,13 @@ class RedisFrontier:
             self.clear()
         if self.seen is not None:
             configure_seen_set(self.server, self.key, self.seen)
-            self.round_trips += 2
+            self._trips.count += 2
         self.identity.join()
         warn_without_persistence(self.server, self.key)
-        self._queued = self._count_pending()
-        if self._queued:
+        self._trips.queued = self._trips.count_pending()
+        if self._trips.queued:
             logger.info("Joining the shared frontier %(key)s: %(queued)d URLs queued or leased",
-                        {"key": self.key, "queued": self._queued})
+                        {"key": self.key, "queued": self._trips.queued})
         self._renewal = task.LoopingCall(self._renew)
         self._renewal.start(min(_FLUSH_SECONDS * 5, self.lease_ms / 3000), now=False)
 
@@ -210,114 +172,51 @@ class RedisFrontier:
         if self.lost is not None:
             return None  # nothing of ours is left there to give back
         if not self.asynchronous:
-            self._give_back_everything()
+            self._trips.give_back_everything()
             self._courier.now()
-            self._end_if_drained(self._count_pending() if not self.persist else 0)
-            self._publish()
+            if not self.persist:
+                self._trips.count += self.identity.end_if_drained(self._trips.count_pending())
+            self._trips.publish()
             return None
         assert self.in_thread is not None
         in_thread = self.in_thread
 
         def send(_: Any) -> Deferred[Any]:
-            self._give_back_everything()
-            calls = self._calls(0)
+            self._trips.give_back_everything()
+            calls = self._trips.calls(0)
             return in_thread(self._close_in_thread, calls.commands).addCallback(self._closed, calls)
 
         return self._courier.detach().addBoth(send)
 
-    def _give_back_everything(self) -> None:
-        """Every lease this worker holds, released in the buffers (not fetched: back for anyone)."""
-        self._give_back_prefetched()
-        for fp in list(self._held):
-            self._outbox.settle("release", fp)
-        self._held.clear()
-
     def _close_in_thread(self, commands: list[tuple[str, list[Any]]]) -> tuple[list[Any], int]:
-        results = self._execute(commands)
-        return results, (self._pending_in_thread() if not self.persist else 0)
+        results = self._trips.execute(commands)
+        return results, (self._trips.pending() if not self.persist else 0)
 
     def _closed(self, landed: tuple[list[Any], int], calls: RoundTrip) -> None:
         results, pending = landed
-        self._apply(results, calls)
-        self._end_if_drained(pending)
-        self._publish()
-
-    def _end_if_drained(self, pending: int) -> None:
-        if self.persist:
-            return
-        if pending:
-            logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
-        else:
-            self.clear()
-            self.identity.finish()
+        self._trips.apply(results, calls)
+        if not self.persist:
+            self._trips.count += self.identity.end_if_drained(pending)
+        self._trips.publish()
 
     def clear(self) -> None:
         """Forget the whole shared frontier (``SCHEDULER_FLUSH_ON_START``)."""
-        self.server.delete(*(f"{self.key}:{name}" for name in _KEYS))
-        self.round_trips += 1
+        self.identity.clear()
+        self._trips.count += 1
 
     def flush(self) -> None:
         """Send the buffered pushes, then the settlements (in that order: a
         page's links are queued before its lease is acknowledged), in one
         round trip — off the reactor in a crawl."""
-        if self._outbox:
+        if self._trips.outbox:
             self._courier.send()
 
     def _landed(self, results: list[Any], calls: RoundTrip) -> None:
         """What a round trip brought; the engine is woken when it brought URLs."""
-        before = len(self._prefetched)
-        self._apply(results, calls)
-        if len(self._prefetched) > before and self.wake is not None and not self._closing:
+        before = len(self._trips.prefetched)
+        self._trips.apply(results, calls)
+        if len(self._trips.prefetched) > before and self.wake is not None and not self._closing:
             self.wake()
-
-    def _failed(self, calls: RoundTrip) -> None:
-        """A round trip that failed: its buffers back, in order (the courier tries again)."""
-        self._outbox.put_back(calls)
-        self._renewal_due = self._renewal_due or calls.renew
-
-    def _calls(self, pop: int) -> RoundTrip:
-        """What the next round trip sends, taken out of the buffers."""
-        renew = (now_ms() + self.lease_ms, list(self._held)) if self._renewal_due and self._held else None
-        self._renewal_due = False
-        popping = [pop, self.lease_ms, self.host_batch, *self._prefetched.batch_hosts] if pop else None
-        return self._outbox.take(popping, renew)
-
-    def _execute(self, commands: list[tuple[str, list[Any]]]) -> list[Any]:
-        """The network part (safe in a thread: it touches no state but the
-        scripts' SHAs)."""
-
-        def build(pipe: Any) -> None:
-            for name, arguments in commands:
-                self._scripts.call(pipe, name, self.key, arguments)
-            pipe.zcard(f"{self.key}:queue")
-            pipe.zcard(f"{self.key}:leases")
-            pipe.get(f"{self.key}:crawl")
-
-        return self._scripts.execute(build)
-
-    def _apply(self, results: list[Any], calls: RoundTrip) -> None:
-        self.round_trips += 1
-        self._last_send = self._counted_at = time.monotonic()
-        at = 0
-        if calls.pushes:
-            self._outcomes.update(outcome.decode() for outcome in results[0])
-            at = 1
-        if calls.settles:
-            at += 1
-        for fp, _ in calls.claims:
-            if not results[at]:  # another worker had it: it may be fetched twice
-                self._held.pop(fp, None)
-                self._outcomes["claim_lost"] += 1
-            at += 1
-        if calls.renew:
-            at += 1
-        if self._gone(results[-1]):
-            return
-        queued, leases = int(results[-3]), int(results[-2])
-        popped = results[-4] if calls.pop else [0, 0, 0]
-        self._queued = queued + max(0, leases - len(self._held) - int(popped[1]))
-        if calls.pop:
-            self._fill(popped)
 
     def _gone(self, identity: bytes | None) -> bool:
         """Whether the frontier this worker joined is gone (its identity
@@ -328,9 +227,7 @@ class RedisFrontier:
         if self.lost is None:
             self.lost = loss
             logger.error("%s", self.lost)
-            self._prefetched.clear()
-            self._held.clear()
-            self._outbox.clear()
+            self._trips.forget()
             if self.on_lost is None:
                 raise FrontierLost(self.lost)
             self.on_lost(self.lost)
@@ -349,7 +246,7 @@ class RedisFrontier:
         start: bool = False,
     ) -> PushOutcome:
         """Buffered: the outcome is known at the next flush (counted in stats)."""
-        if self._outbox.push(key, score, payload, force, url) >= self.batch:
+        if self._trips.outbox.push(key, score, payload, force, url) >= self.batch:
             self._courier.send()
         return PushOutcome.PENDING
 
@@ -362,17 +259,11 @@ class RedisFrontier:
         *window* only, or (with *wait*) below them when the busy slots above
         would keep it waiting longer (Frontier.pop)."""
         if self.asynchronous:
-            if len(self._prefetched) <= self.prefetch // 2:
+            if len(self._trips.prefetched) <= self.prefetch // 2:
                 self._courier.send(pop=self.prefetch)
-        elif not self._prefetched:
+        elif not self._trips.prefetched:
             self._courier.send(pop=self.prefetch)  # our own links first, so the choice is global
-        return self._prefetched.take(skip, window, hold, wait, barred)
-
-    def _fill(self, result: list[Any]) -> None:
-        dropped, leased = self._prefetched.fill(result)
-        if dropped and self.stats is not None:
-            self.stats.inc_value("frontier/host_cap_dropped", dropped)
-        self._held.update(leased)
+        return self._trips.prefetched.take(skip, window, hold, wait, barred)
 
     def claim(
         self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
@@ -380,41 +271,41 @@ class RedisFrontier:
         """Off the reactor the claim is sent with the next round trip and
         granted at once: a target another worker claimed first may be
         fetched twice (``frontier/claim_lost``), never lost."""
-        pid, blob = self._outbox.payload_id(payload)
+        pid, blob = self._trips.outbox.payload_id(payload)
         fp = fingerprint(key)
-        if fp in self._held:
+        if fp in self._trips.held:
             return False
         arguments = [now_ms(), self.host_cap, self.lease_ms, fp, entry_tail(key, url if url and url != key else ""),
                      repr(-(score + 0.0)), pid, blob]
         if self.asynchronous:
-            self._held[fp] = score
-            self._outbox.claim(fp, arguments)
+            self._trips.held[fp] = score
+            self._trips.outbox.claim(fp, arguments)
             self._courier.send()
             return True
         self.flush()
-        granted = self._run_alone("CLAIM", arguments)
+        granted = self._trips.run_alone("CLAIM", arguments)
         if granted:
-            self._held[fp] = score
+            self._trips.held[fp] = score
         return bool(granted)
 
     def ack(self, key: str) -> None:
         fp = fingerprint(key)
-        self._held.pop(fp, None)
-        self._outbox.settle("ack", fp)
+        self._trips.held.pop(fp, None)
+        self._trips.outbox.settle("ack", fp)
         # A page done: its links and its lease go together, in order, within
         # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
-        if time.monotonic() - self._last_send >= _FLUSH_SECONDS or len(self._outbox.settles) >= 3 * self.batch:
+        if time.monotonic() - self._trips.last_send >= _FLUSH_SECONDS or len(self._trips.outbox.settles) >= 3 * self.batch:
             self._courier.send()
 
     def release(self, key: str) -> None:
         fp = fingerprint(key)
-        self._held.pop(fp, None)
-        self._outbox.settle("release", fp)
+        self._trips.held.pop(fp, None)
+        self._trips.outbox.settle("release", fp)
 
     def refuse(self, key: str, url: str) -> None:
         fp = fingerprint(key)
-        self._held.pop(fp, None)
-        self._outbox.settle("refuse", fp, fingerprint(url))
+        self._trips.held.pop(fp, None)
+        self._trips.outbox.settle("refuse", fp, fingerprint(url))
         self._courier.send()
 
     def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
@@ -428,11 +319,11 @@ class RedisFrontier:
             self._reads.rescore(scorer, list(keys) if keys is not None else None)
 
     def _before_rescore(self) -> None:
-        self._give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
+        self._trips.give_back_prefetched()  # queued, as far as the crawl knows: re-scored with the rest
         self.flush()
 
     def _count_trips(self, trips: int) -> None:
-        self.round_trips += trips
+        self._trips.count += trips
 
     def sample_scores(self, count: int) -> list[float]:
         """Off the reactor, the sample the last draw brought (none before the
@@ -443,18 +334,18 @@ class RedisFrontier:
     def __len__(self) -> int:
         """URLs queued, plus those other workers lease (they may come back,
         or bring links): a worker stops only when nothing is left anywhere."""
-        return self._queued + len(self._prefetched)
+        return self._trips.queued + len(self._trips.prefetched)
 
     def leased(self) -> int:
-        return len(self._held)
+        return len(self._trips.held)
 
     def in_flight_scores(self) -> list[float]:
         """This worker's leases less those prefetched (still to be handed out:
         counted as queued)."""
         if self.fifo:
             return []  # scores are ignored
-        waiting = {fingerprint(entry.key) for entry in self._prefetched}
-        return [score for fp, score in self._held.items() if fp not in waiting]
+        waiting = {fingerprint(entry.key) for entry in self._trips.prefetched}
+        return [score for fp, score in self._trips.held.items() if fp not in waiting]
 
     def queued_keys(self) -> set[str]:
         """Every key queued in the shared frontier (for inspection and tests)."""
@@ -472,79 +363,36 @@ class RedisFrontier:
         from a round trip in a thread: the worker stays while one is due."""
         if self._closing:
             return
-        if self.asynchronous:
-            fresh = self._counted_at > self._idle_asked_at  # counts read since the last idle check asked
-            if self._outbox or not fresh:
-                self._idle_asked_at = time.monotonic()
-                self._courier.send(pop=self.prefetch)
-                raise DontCloseSpider
-            pending = self._queued
-        else:
+        if not self.asynchronous:
             self.flush()
-            pending = self._count_pending()
-        if pending or self._prefetched:
-            self.drain.busy()
-            raise DontCloseSpider
-        drained = self.drain.drained_long_enough()
-        if drained is None:
-            raise DontCloseSpider
-        logger.info("The shared frontier %s has been empty, nothing leased, for %.0f s: this worker ends",
-                    self.key, drained)
+            pending: int | None = self._trips.count_pending()
+        elif self._trips.outbox or self._trips.counted_at <= self._idle_asked_at:  # no counts read since last asked
+            self._idle_asked_at = time.monotonic()
+            self._courier.send(pop=self.prefetch)
+            pending = None
+        else:
+            pending = self._trips.queued
+        self.drain.leave_when_drained(None if pending is None else pending + len(self._trips.prefetched), self.key)
 
     # -- internals -------------------------------------------------------------------
-
-    def _give_back_prefetched(self) -> None:
-        for entry in self._prefetched:
-            fp = fingerprint(entry.key)
-            self._held.pop(fp, None)
-            self._outbox.settle("release", fp)
-        self._prefetched.clear()
-
-    def _run_alone(self, script: str, arguments: list[Any]) -> Any:
-        """One script in a round trip of its own (a worker without a thread of its own)."""
-        self.round_trips += 1
-        return self._scripts.run(script, self.key, arguments)
-
-    def _count_pending(self) -> int:
-        self.round_trips += 1
-        return self._pending_in_thread()
-
-    def _pending_in_thread(self) -> int:
-        pipe = self.server.pipeline(transaction=False)
-        pipe.zcard(f"{self.key}:queue")
-        pipe.zcard(f"{self.key}:leases")
-        queued, leases = pipe.execute()
-        return int(queued) + max(0, int(leases) - len(self._held))
 
     def _renew(self) -> None:
         """Keep this worker's leases alive (a dead worker's lapse), and take
         the occasion to send what is buffered and refresh the counts."""
         if self.asynchronous:
-            self._renewal_due = True
-            self._courier.send(pop=0 if self._prefetched else self.prefetch)
-            self._publish()
+            self._trips.renewal_due = True
+            self._courier.send(pop=0 if self._trips.prefetched else self.prefetch)
+            self._trips.publish()
             return
         try:
-            if self._held:
-                self._run_alone("RENEW", [now_ms() + self.lease_ms, *self._held])
+            if self._trips.held:
+                self._trips.run_alone("RENEW", [now_ms() + self.lease_ms, *self._trips.held])
             self.flush()
-            if not self._prefetched:
-                self._queued = self._count_pending()
-            self._publish()
+            if not self._trips.prefetched:
+                self._trips.queued = self._trips.count_pending()
+            self._trips.publish()
         except Exception:  # noqa: BLE001 (Redis away for a moment: the next renewal tries again)
             logger.warning("Renewing leases in %s failed; retrying", self.key, exc_info=True)
-
-    def _publish(self) -> None:
-        if self.stats is None:
-            return
-        for outcome, count in self._outcomes.items():
-            self.stats.inc_value(f"frontier/{_OUTCOMES[outcome].value}", count)
-            if outcome in ("added", "added_evicting", "added_over_bound", "raised"):
-                self.stats.inc_value("scheduler/enqueued/redis", count)
-            if outcome == "added_evicting":
-                self.stats.inc_value("frontier/evicted", count)
-        self._outcomes.clear()
-        self.stats.set_value("frontier/redis_round_trips", self.round_trips)
 
 
 _FLUSH_SECONDS = 0.2

@@ -15,10 +15,39 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scrapy.exceptions import DontCloseSpider
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+#: The reason a worker's crawl ends with when its shared frontier is gone.
+FRONTIER_LOST = "shared_frontier_lost"
+
+
+class FrontierLost(RuntimeError):
+    """The shared frontier was wiped or replaced while this worker used it."""
+
+
+def close_on_loss(crawler: Crawler, reason: str) -> None:
+    """The shared frontier is gone (*reason*): the crawl says why in its stats and ends."""
+    from scrapy.utils.defer import deferred_from_coro
+
+    if crawler.stats is not None:
+        crawler.stats.set_value("frontier/lost", reason)
+    if crawler.engine is not None:
+        deferred_from_coro(crawler.engine.close_spider_async(reason=FRONTIER_LOST))
+
+
+#: The shared frontier's keys (``<key>:<name>``), every one: what clearing it deletes.
+FRONTIER_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
+         "bloom", "again", "bloomcfg", "crawl")
 #: What a worker that cleared a drained frontier leaves as its identity, and for how long.
 _FINISHED, _FINISHED_SECONDS = "finished:", 3600
 
@@ -45,6 +74,21 @@ class CrawlIdentity:
                 "stops rather than crawl an empty or foreign frontier. Give Redis persistence "
                 "(appendonly yes: docs/distributed.md) and start the crawl again")
 
+    def clear(self) -> None:
+        """Forget the whole shared frontier."""
+        self.server.delete(*(f"{self.key}:{name}" for name in FRONTIER_KEYS))
+
+    def end_if_drained(self, pending: int) -> int:
+        """A worker leaves a crawl that keeps nothing (``SCHEDULER_PERSIST``
+        off): the frontier is cleared unless URLs are still *pending*
+        (queued, or leased by other workers still crawling). Returns the round trips it took."""
+        if pending:
+            logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
+            return 0
+        self.clear()
+        self.finish()
+        return 1
+
     def finish(self) -> None:
         """The frontier was cleared when drained: a worker still in its grace time ends as drained, not as wiped."""
         if self.value is not None:
@@ -61,6 +105,21 @@ class DrainWatch:
     def busy(self) -> None:
         """Something is queued or leased somewhere: the drained time starts again."""
         self._since = None
+
+    def leave_when_drained(self, pending: int | None, key: str) -> None:
+        """The worker is idle: it stays (DontCloseSpider) while *pending* URLs
+        are queued or leased anywhere (None: the counts are on their way), or
+        the frontier has been drained for less than the grace time; else it
+        says so and ends."""
+        if pending is None:
+            raise DontCloseSpider
+        if pending:
+            self.busy()
+            raise DontCloseSpider
+        drained = self.drained_long_enough()
+        if drained is None:
+            raise DontCloseSpider
+        logger.info("The shared frontier %s has been empty, nothing leased, for %.0f s: this worker ends", key, drained)
 
     def drained_long_enough(self) -> float | None:
         """Drained now: the seconds it has been, once they reach the grace time (None before)."""

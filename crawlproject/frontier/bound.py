@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.items import ALL_BITS, RANK, ItemTables
-from crawlproject.frontier.spill import SpillStore
+from crawlproject.frontier.spill import SpillStore, remove_orphans
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,6 +60,22 @@ class MemoryBound:
         self.spill: SpillStore | None = None
         self._lowest: list[bytes] | None = None
         self._warned = False
+
+    def remove_orphans(self, jobdir: Path) -> None:
+        """A crawl resumed from *jobdir*: the spill stores a stopped run left
+        there are scratch (the journal holds the queue), deleted."""
+        if self.spill_dir == jobdir and (orphans := remove_orphans(jobdir)):
+            logger.info("Removed %(count)d spill stores a stopped run left in %(path)s (scratch: the journal "
+                        "holds the queue)", {"count": orphans, "path": jobdir})
+            if self.stats is not None:
+                self.stats.inc_value("frontier/spill_orphans_removed", orphans)
+
+    def take_out(self, fp: int) -> bytes | None:
+        """The queued item of *fp*, taken out of memory or the spill (None: not queued)."""
+        item = self._entries.pop(fp, None)
+        if item is None and self.spill is not None:
+            item = self.spill.remove(fp)
+        return item
 
     @property
     def heap_size(self) -> int:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import xxhash
 
+from crawlproject.frontier.base import FrontierEntry
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -185,6 +187,12 @@ class ItemTables:
 
     def payload(self, item: bytes) -> Any:
         return self.payloads[HEADER.unpack_from(item)[2]]
+
+    def entry(self, item: bytes, fifo: bool = False) -> FrontierEntry:
+        """The queued URL an item holds, as the frontier hands it out (FIFO: no score)."""
+        order, _, payload, _, _ = HEADER.unpack_from(item)
+        key, url = self.key_and_url(item)
+        return FrontierEntry(key, 0.0 if fifo else score_of(order), self.payloads[payload], url)
 
     def slot(self, item: bytes) -> str:
         return self.slot_names[int(HEADER.unpack_from(item)[4])]

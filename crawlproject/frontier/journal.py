@@ -20,9 +20,16 @@ from __future__ import annotations
 import pickle
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawlproject.frontier.items import HEADER
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.statscollectors import StatsCollector
+
+    from crawlproject.frontier.items import ItemTables
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue (fp INTEGER PRIMARY KEY, item BLOB NOT NULL);
@@ -174,3 +181,66 @@ class FrontierJournal:
     def close(self) -> None:
         self.commit()
         self._db.close()
+
+
+class JobJournal:
+    """The journal of a frontier that may have no JOBDIR: the memory frontier
+    tells it every change, and the changes are journaled from :meth:`attach`
+    on — after :meth:`resume` opened the JOBDIR's file and the frontier loaded
+    what a stopped crawl left (loading journals nothing); no JOBDIR: never."""
+
+    def __init__(self, stats: StatsCollector | None = None):
+        self.stats = stats
+        self._journal: FrontierJournal | None = None  # opened
+        self._active: FrontierJournal | None = None  # attached: journaling every change
+        self.path: Path | None = None
+
+    def resume(self, jobdir: Path) -> dict[str, Any] | None:
+        """What a stopped crawl left in *jobdir* (None: nothing, a new JOBDIR)."""
+        self.path = jobdir / FILE_NAME
+        journal = self._journal = FrontierJournal(jobdir)
+        return None if journal.empty() else journal.load()
+
+    def attach(self, tables: ItemTables) -> None:
+        """From now on every change is journaled, the new payloads, origins and slots of *tables* too."""
+        journal = self._active = self._journal
+        if journal is not None:
+            tables.on_new_payload, tables.on_new_origin, tables.on_new_slot = journal.payload, journal.origin, journal.slot
+
+    def queued(self, fp: int, item: bytes) -> None:
+        journal = self._active
+        if journal is not None and not journal.queued(fp, item) and self.stats is not None:
+            self.stats.inc_value("frontier/not_saved")  # e.g. a Request whose callback is a lambda
+
+    def dequeued(self, fp: int) -> None:
+        """A queued URL left for good (dropped)."""
+        if (journal := self._active) is not None:
+            journal.dequeued(fp)
+
+    def fetched(self, fp: int, origin: int) -> None:
+        """A page done: the unit of durability (committed)."""
+        if (journal := self._active) is not None:
+            journal.fetched(fp, origin)
+            journal.commit()
+
+    def refused(self, fp: int, url_fp: int) -> None:
+        if (journal := self._active) is not None:
+            journal.refused(fp, url_fp)
+            journal.commit()
+
+    def rewrite(self, live: Callable[[], dict[int, bytes]]) -> None:
+        """The whole queue anew: every *live* item (read only when journaling)."""
+        if (journal := self._active) is not None:
+            journal.rewrite(live())
+
+    def commit(self) -> None:
+        if (journal := self._active) is not None:
+            journal.commit()
+
+    def close(self) -> bool:
+        """Whether there was a journal to close."""
+        journal, self._journal, self._active = self._journal, None, None
+        if journal is None:
+            return False
+        journal.close()
+        return True

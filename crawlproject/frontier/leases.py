@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawlproject.frontier.items import HEADER, ItemTables, score_of
+from crawlproject.frontier.base import PushOutcome
+from crawlproject.frontier.items import HEADER, ItemTables, fingerprint, score_of, split_origin
 from crawlproject.frontier.seen import SeenSet
 
 
@@ -36,6 +37,18 @@ class MemoryLeases:
     def known(self, fp: int) -> bool:
         """Fetched for good, or leased now: not to be queued again unless forced."""
         return fp in self.fetched or fp in self.leased
+
+    def refusal(self, fp: int, key: str, url: str | None, force: bool, tables: ItemTables) -> PushOutcome | None:
+        """Why a URL pushed may not be queued — fetched or leased (unless
+        *force*: queued again on purpose), refused as found (*url*), or its
+        host had its share — or None: it may."""
+        if not force and self.known(fp):
+            return PushOutcome.ALREADY_FETCHED
+        if self.refused and (fingerprint(url.encode()) if url is not None and url != key else fp) in self.refused:
+            return PushOutcome.REFUSED
+        if self.host_cap and self.capped(tables.origin_index(split_origin(key.encode())[0])):
+            return PushOutcome.HOST_CAP
+        return None
 
     def capped(self, origin: int) -> bool:
         return bool(self.host_cap) and self.host_fetched.get(origin, 0) >= self.host_cap

@@ -25,28 +25,26 @@ frontier loaded on open.
 from __future__ import annotations
 
 import logging
-import random
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawlproject import config
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
-from crawlproject.frontier.bound import OVERFLOW_CHOICES, MemoryBound
+from crawlproject.frontier.bound import MemoryBound
 from crawlproject.frontier.items import (
-    HEAD,
     HEADER,
     ItemTables,
     fingerprint,
     order_of,
     score_of,
-    split_origin,
 )
-from crawlproject.frontier.journal import FrontierJournal
+from crawlproject.frontier.journal import JobJournal
 from crawlproject.frontier.leases import MemoryLeases
+from crawlproject.frontier.rescoring import BULK_SHARE, moved_items
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.frontier.slot_queue import SlotQueue
-from crawlproject.frontier.spill import SpillStore, remove_orphans
+from crawlproject.frontier.spill import SpillStore
 from crawlproject.frontier.ties import TieKeys, scrapy_tie_order
 
 if TYPE_CHECKING:
@@ -64,11 +62,6 @@ _RANK = struct.Struct(">QQ")  # order, tie: the first RANK bytes of an item
 # floor, so small frontiers never bother).
 _COMPACT_FACTOR = 2
 _COMPACT_FLOOR = 4096
-#: A re-score of at least 1/this of the queue rebuilds the heaps once rather than
-#: pushing every moved entry (MemoryFrontier._rescore_some).
-_BULK_SHARE = 4
-
-__all__ = ["OVERFLOW_CHOICES", "MemoryFrontier"]
 
 
 class MemoryFrontier:
@@ -143,9 +136,9 @@ class MemoryFrontier:
         self._leases = MemoryLeases(self.seen, self.host_cap)
         self._ties = TieKeys(self.lifo, self.start_lifo)
         self._order = SlotQueue(self.host_batch, self._tables, self._live)
+        self._journal = JobJournal(self.stats)  # nothing journaled without a JOBDIR
         self._bound = MemoryBound(self.max_size, self.overflow, self.spill_dir, self._entries, self._tables,
-                                  self._forget, self.stats)
-        self._journal: FrontierJournal | None = None
+                                  self._journal.dequeued, self.stats)
 
     @property
     def _spill(self) -> SpillStore | None:
@@ -156,36 +149,26 @@ class MemoryFrontier:
     def open(self) -> None:
         if self.jobdir is None:
             return
-        if self.spill_dir == self.jobdir and (orphans := remove_orphans(self.jobdir)):
-            logger.info("Removed %(count)d spill stores a stopped run left in %(path)s (scratch: the journal "
-                        "holds the queue)", {"count": orphans, "path": self.jobdir})
-            if self.stats is not None:
-                self.stats.inc_value("frontier/spill_orphans_removed", orphans)
-        journal = FrontierJournal(self.jobdir)
-        if not journal.empty():
-            self._load(journal.load())
+        self._bound.remove_orphans(self.jobdir)
+        state = self._journal.resume(self.jobdir)
+        if state is not None:
+            self._load(state)
             logger.info(
                 "Resuming crawl from %(path)s: %(queued)d URLs queued, %(fetched)d fetched",
-                {"path": journal.path, "queued": len(self), "fetched": len(self._leases.fetched)},
+                {"path": self._journal.path, "queued": len(self), "fetched": len(self._leases.fetched)},
             )
-        self._journal = journal
-        self._tables.on_new_payload = journal.payload
-        self._tables.on_new_origin = journal.origin
-        self._tables.on_new_slot = journal.slot
+        self._journal.attach(self._tables)
 
     def close(self) -> None:
         for fp in list(self._leases.leased):
             self._release(fp)
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        if self._journal.close():
             logger.info("Frontier saved in %(path)s: %(queued)d URLs queued", {"path": self.jobdir, "queued": len(self)})
         self._bound.close()
 
     def flush(self) -> None:
         """Make every change so far durable (a no-op without JOBDIR)."""
-        if self._journal is not None:
-            self._journal.commit()
+        self._journal.commit()
 
     def push(
         self,
@@ -199,13 +182,9 @@ class MemoryFrontier:
     ) -> PushOutcome:
         key_bytes = key.encode()
         fp = fingerprint(key_bytes)
-        leases = self._leases
-        if not force and leases.known(fp):
-            return PushOutcome.ALREADY_FETCHED
-        if leases.refused and (fingerprint(url.encode()) if url is not None and url != key else fp) in leases.refused:
-            return PushOutcome.REFUSED
-        if self.host_cap and leases.capped(self._tables.origin_index(split_origin(key_bytes)[0])):
-            return PushOutcome.HOST_CAP
+        refusal = self._leases.refusal(fp, key, url, force, self._tables)
+        if refusal is not None:
+            return refusal
         order = 0 if self.fifo else order_of(score)
         old = self._entries.get(fp)
         outcome = PushOutcome.ADDED
@@ -220,37 +199,24 @@ class MemoryFrontier:
             self._tables.release(self._spill.remove(fp) or b"")
             outcome = PushOutcome.RAISED
         if force:
-            leases.fetched.discard(fp)  # fetched once, queued again on purpose
+            self._leases.fetched.discard(fp)  # fetched once, queued again on purpose
         tie = self._ties.next(start)
         rank = _RANK.pack(order, tie)
         if old is None:
             place = self._bound.place(rank, force)
             if place is PushOutcome.SPILLED:
-                return self._push_to_spill(fp, order, tie, key_bytes, payload, url, slot, outcome)
+                item = self._tables.pack(order, tie, key_bytes, payload, url, slot)
+                self._bound.spill_item(fp, item)
+                self._journal.queued(fp, item)
+                return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
             if place is not PushOutcome.ADDED:  # evicting, over the bound, or rejected
                 outcome = place
                 if place is PushOutcome.REJECTED_FULL:
                     return outcome
         item = self._tables.pack(order, tie, key_bytes, payload, url, slot)
         self._enqueue(fp, item)
-        self._journal_queued(fp, item)
+        self._journal.queued(fp, item)
         return outcome
-
-    def _push_to_spill(
-        self,
-        fp: int,
-        order: int,
-        tie: int,
-        key: bytes,
-        payload: Any,
-        url: str | None,
-        slot: str | None,
-        outcome: PushOutcome,
-    ) -> PushOutcome:
-        item = self._tables.pack(order, tie, key, payload, url, slot)
-        self._bound.spill_item(fp, item)
-        self._journal_queued(fp, item)
-        return PushOutcome.RAISED if outcome is PushOutcome.RAISED else PushOutcome.SPILLED
 
     def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
             wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
@@ -262,18 +228,7 @@ class MemoryFrontier:
         for fp, back in self._bound.refill():
             self._enqueue(fp, back)
         item = self._order.pop(self._take, skip, window, hold or window > 0, wait, barred)
-        return None if item is None else self._entry(item)
-
-    def _entry(self, item: bytes) -> FrontierEntry:
-        order, _, payload, origin, _ = HEADER.unpack_from(item)
-        key_rest, _, url = item[HEAD:].partition(b"\0")
-        key = (self._tables.origins[origin] + key_rest).decode()
-        return FrontierEntry(
-            key,
-            0.0 if self.fifo else score_of(order),
-            self._tables.payloads[payload],
-            url.decode() if url else key,
-        )
+        return None if item is None else self._tables.entry(item, self.fifo)
 
     def claim(
         self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
@@ -282,15 +237,13 @@ class MemoryFrontier:
         fp = fingerprint(key_bytes)
         if self._leases.known(fp):
             return False
-        queued = self._entries.pop(fp, None)
+        queued = self._bound.take_out(fp)
         if queued is not None:  # its heap items are stale from now on
             self._tables.release(queued)
-        elif self._spill is not None and (spilled := self._spill.remove(fp)) is not None:
-            self._tables.release(spilled)
         order = 0 if self.fifo else order_of(score)
         item = self._tables.pack(order, self._ties.next(False), key_bytes, payload, url, slot)
         self._leases.lease(fp, item)
-        self._journal_queued(fp, item)  # durable as queued until acknowledged
+        self._journal.queued(fp, item)  # durable as queued until acknowledged
         return True
 
     def ack(self, key: str) -> None:
@@ -298,9 +251,7 @@ class MemoryFrontier:
         item = self._leases.acknowledge(fp)
         if item is not None:
             self._tables.release(item)
-            if self._journal is not None:
-                self._journal.fetched(fp, ItemTables.origin(item))
-                self._journal.commit()  # a page done: the unit of durability
+            self._journal.fetched(fp, ItemTables.origin(item))  # a page done: the unit of durability
 
     def release(self, key: str) -> None:
         fp = fingerprint(key.encode())
@@ -312,67 +263,35 @@ class MemoryFrontier:
         item = self._leases.refuse(fp, url_fp)  # refused, not fetched: its host's page does not count
         if item is not None:
             self._tables.release(item)
-        if self._journal is not None:
-            self._journal.refused(fp, url_fp)
-            self._journal.commit()
+        self._journal.refused(fp, url_fp)
 
     def rescore(self, scorer: Callable[[str, float, Any], float], keys: Collection[str] | None = None) -> None:
         """Re-score what is in memory (spilled URLs keep their scores until
-        they come back: they rank below everything in memory)."""
+        they come back: they rank below everything in memory). A few keys:
+        each moves to its new place (the heaps keep the old item as a stale
+        one). Most of the queue (a learner re-scoring every link it
+        remembers): the entries change in place, the heaps are rebuilt once."""
         if self.fifo:
             return  # scores are ignored
-        if keys is not None:
-            self._rescore_some(scorer, keys)
-            return
-        tables, entries = self._tables, self._entries
-        for fp, item in entries.items():
-            order = HEADER.unpack_from(item)[0]
-            key, _ = tables.key_and_url(item)
-            new = order_of(float(scorer(key, score_of(order), tables.payload(item))))
-            if new != order:
-                entries[fp] = tables.reorder(item, order=new)
-        self._rebuild()
-        self._journal_rewrite()
-
-    def _rescore_some(self, scorer: Callable[[str, float, Any], float], keys: Collection[str]) -> None:
-        """A few keys re-scored in place: each moves to its new place (the
-        heaps keep the old item as a stale one), O(log n) apiece. Most of the
-        queue (a learner re-scoring every link it remembers): the entries
-        change in place and the heaps are rebuilt once, O(n) in all."""
-        tables, entries = self._tables, self._entries
-        bulk = len(keys) * _BULK_SHARE >= len(entries)
-        for key in keys:
-            fp = fingerprint(key.encode())
-            item = entries.get(fp)
-            if item is None:
-                continue
-            order = HEADER.unpack_from(item)[0]
-            new = order_of(float(scorer(key, score_of(order), tables.payload(item))))
-            if new != order:
-                moved = tables.reorder(item, order=new)
-                if bulk:
-                    entries[fp] = moved
-                else:
-                    self._enqueue(fp, moved)
-                self._journal_queued(fp, moved)  # appended: a rewrite would read every spilled URL
+        moved = moved_items(self._tables, self._entries, scorer, keys)
+        bulk = keys is None or len(keys) * BULK_SHARE >= len(self._entries)
+        for fp, item in moved:
+            if bulk:
+                self._entries[fp] = item
+            else:
+                self._enqueue(fp, item)
         if bulk:
             self._rebuild()
+        if keys is None:
+            self._journal.rewrite(self._live_items)
+        else:
+            for fp, item in moved:
+                self._journal.queued(fp, item)  # appended: a rewrite would read every spilled URL
 
     def sample_scores(self, count: int) -> list[float]:
         if self.fifo or not self._entries:
             return []
-        entries = self._entries
-        heap = self._order.only_heap()
-        if heap is None:
-            drawn = random.sample(list(entries.values()), min(count, len(entries)))
-        else:
-            # One slot's heap: a list to draw from without copying the queue. It
-            # also holds stale items (the old places of re-scored and evicted
-            # URLs, up to twice the live ones): those drawn are dropped, so the
-            # sample is a uniform one of the URLs queued now, with their scores now.
-            wanted = min(len(heap), -(-count * len(heap) // len(entries)))  # ≈ count live ones
-            drawn = [item for item in random.sample(heap, wanted) if self._live(item)]
-        return [score_of(HEADER.unpack_from(item)[0]) for item in drawn]
+        return [score_of(HEADER.unpack_from(item)[0]) for item in self._order.sample(self._entries.values(), count)]
 
     def __len__(self) -> int:
         return len(self._entries) + (len(self._spill) if self._spill is not None else 0)
@@ -393,16 +312,18 @@ class MemoryFrontier:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        fp = fingerprint(key.encode())
+        return self._queued(fingerprint(key.encode()))
+
+    def _queued(self, fp: int) -> bool:
         return fp in self._entries or (self._spill is not None and self._spill.rank(fp) is not None)
 
     def entries(self) -> Iterator[FrontierEntry]:
         """Every queued entry, in no particular order (for tests and tools)."""
         for item in self._entries.values():
-            yield self._entry(item)
+            yield self._tables.entry(item, self.fifo)
         if self._spill is not None:
             for _, item in self._spill.items():
-                yield self._entry(item)
+                yield self._tables.entry(item, self.fifo)
 
     # -- Persistence (crawlproject.frontier.journal) ---------------------------
 
@@ -418,28 +339,19 @@ class MemoryFrontier:
             if not self._bound.evict_below(b""):
                 break
 
-    def _journal_queued(self, fp: int, item: bytes) -> None:
-        if self._journal is not None and not self._journal.queued(fp, item) and self.stats is not None:
-            self.stats.inc_value("frontier/not_saved")  # e.g. a Request whose callback is a lambda
-
-    def _forget(self, fp: int) -> None:
-        """A queued URL left for good (dropped): its journal entry goes."""
-        if self._journal is not None:
-            self._journal.dequeued(fp)
-
-    def _journal_rewrite(self) -> None:
-        if self._journal is not None:
-            live = {**self._entries, **self._leases.leased}
-            if self._spill is not None:
-                live.update(self._spill.items())
-            self._journal.rewrite(live)
+    def _live_items(self) -> dict[int, bytes]:
+        """Every item queued or leased, by fingerprint (what a journal rewrite writes)."""
+        live = {**self._entries, **self._leases.leased}
+        if self._spill is not None:
+            live.update(self._spill.items())
+        return live
 
     # -- Leases -------------------------------------------------------------------
 
     def _release(self, fp: int) -> None:
         item = self._leases.give_back(fp)
         assert item is not None  # noqa: S101 (called for a leased fingerprint)
-        if fp in self._entries or (self._spill is not None and self._spill.rank(fp) is not None):
+        if self._queued(fp):
             self._tables.release(item)  # queued again meanwhile (a forced push): keep that one
             return
         self._enqueue(fp, item)
@@ -450,7 +362,7 @@ class MemoryFrontier:
         del self._entries[fp]
         if self.host_cap and self._leases.capped(ItemTables.origin(item)):
             self._tables.release(item)
-            self._forget(fp)
+            self._journal.dequeued(fp)
             if self.stats is not None:
                 self.stats.inc_value("frontier/host_cap_dropped")
             return False

@@ -18,13 +18,14 @@ popped item is leased after all.
 from __future__ import annotations
 
 import heapq
+import random
 from typing import TYPE_CHECKING
 
 from crawlproject.frontier.base import drained_soon, needed_above, within_reach
 from crawlproject.frontier.items import HEADER, ItemTables, score_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container, Iterable
+    from collections.abc import Callable, Collection, Container, Iterable
 
 
 class SlotQueue:
@@ -79,10 +80,17 @@ class SlotQueue:
         self._heaps = heaps
         self.size = size
 
-    def only_heap(self) -> list[bytes] | None:
-        """The one slot's heap (stale items included) when a single slot holds
-        items: a list to sample from without copying the queue."""
-        return next(iter(self._heaps.values())) if len(self._heaps) == 1 else None
+    def sample(self, items: Collection[bytes], count: int) -> list[bytes]:
+        """About *count* of the live *items* (the queue's), drawn uniformly.
+        With one slot, from its heap: a list to draw from without copying the
+        queue. It also holds stale items (the old places of re-scored and
+        evicted URLs, up to twice the live ones): those drawn are dropped, so
+        the sample is a uniform one of the URLs queued now, as they rank now."""
+        if len(self._heaps) != 1:
+            return random.sample(list(items), min(count, len(items)))
+        heap = next(iter(self._heaps.values()))
+        wanted = min(len(heap), -(-count * len(heap) // len(items)))  # ≈ count live ones
+        return [item for item in random.sample(heap, wanted) if self._live(item)]
 
     def pop(self, take: Callable[[bytes], bool], skip: Container[str] = (), window: int = 0,
             hold: bool = False, wait: float = 0.0, barred: Container[str] = ()) -> bytes | None:

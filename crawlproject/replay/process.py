@@ -73,12 +73,8 @@ def _open_archive(warc: str, synthetic: dict[str, Any] | None) -> Archive:
     from crawlproject.replay.archive import WarcArchive
 
     if synthetic is not None:
-        from crawlproject.replay.synthetic import (
-            SyntheticError,
-            SyntheticWeb,
-            WebShape,
-            load_paragraphs,
-        )
+        from crawlproject.replay.synthetic import SyntheticWeb
+        from crawlproject.replay.web_shape import SyntheticError, WebShape, load_paragraphs
 
         options = dict(synthetic)
         paragraphs = options.pop("paragraphs", "")

@@ -7,10 +7,9 @@ and the crawl's own verdicts teach the correction.
   taxonomy classifier with good categories (``-a model=… -a good=…``), or a
   topic learnt from example pages (``scrapy train --examples``). Never
   evaluation labels.
-* **Prior.** docs/methods.md §2's SharkSearch score with the verdict as its relevance:
-  γ·inherited + (1−γ)·(β·anchor + (1−β)·context). Where SharkSearch would
-  stop (its depth budget spent) the prior is 0: such a link is queued last,
-  and followed only when what was learnt raises it.
+* **Prior** (crawlproject.strategies.link_priors): SharkSearch's score with
+  the verdict as its relevance, 0 past its depth budget (such a link is queued
+  last, and followed only when what was learnt raises it); or a link model.
 * **Learning.** When a page arrives, the link that led to it is an example
   of its relevance; a link that led to a dead end (4xx/5xx, a failed fetch)
   an example of a dead end. Examples are learnt in mini-batches
@@ -32,7 +31,7 @@ and the crawl's own verdicts teach the correction.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,16 +41,11 @@ from scrapy.utils.job import job_dir
 from crawlproject import config
 from crawlproject.config import DEFAULTS, SettingsError
 from crawlproject.models.link_features import LinkFeatures, link_tokens, path_cells
-from crawlproject.models.link_prior import (
-    LinkPrior,
-    PageSide,
-    link_features,
-    shipped_prior,
-)
 from crawlproject.models.modelfile import ModelError
 from crawlproject.models.online_link_model import Experience, LinkLearner
 from crawlproject.models.shark_score import SharkParameters
 from crawlproject.strategies.base import CrawlStrategy, RecentMemory
+from crawlproject.strategies.link_priors import PRIOR_TIE, LinkPriors, prior_from_setting
 from crawlproject.strategies.shark_search import shark_settings
 from crawlproject.strategies.sibling_groups import DirectoryProbes, SiblingGroups
 from crawlproject.web import meta as keys
@@ -63,26 +57,13 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawlproject.distributed.experience import SharedExperience
+    from crawlproject.models.link_prior import LinkPrior
     from crawlproject.strategies.base import BuildContext, Topic
     from crawlproject.strategies.ports import FrontierPort
     from crawlproject.web.page import Page
     from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
-#: How much the prior adds to a link's score: it orders links the learner
-#: scores alike (those it expects nothing of), and nothing else.
-PRIOR_TIE = 1e-6
-
-
-def prior_from_setting(value: str) -> LinkPrior | None:
-    """FOCUS_LEARNER_PRIOR: ``shark-search`` (None), ``shipped`` (the
-    package's link model learnt across topics) or a model file's path."""
-    if value in ("", "shark-search"):
-        return None
-    try:
-        return shipped_prior() if value == "shipped" else LinkPrior.load(value)
-    except ModelError as exc:
-        raise SettingsError(f"FOCUS_LEARNER_PRIOR: {exc}") from None
 
 
 class LinkLearnerStrategy(CrawlStrategy):
@@ -112,15 +93,11 @@ class LinkLearnerStrategy(CrawlStrategy):
         context_words: int = DEFAULTS["FOCUS_CONTEXT_WORDS"],
     ):
         super().__init__(topic, analyzer, frontier)
-        #: SharkSearch's formula, the prior (crawlproject.models.shark_score)
+        #: SharkSearch's formula, the prior's and its inheritance (crawlproject.models.shark_score)
         self.shark = SharkParameters(gamma, delta, beta, depth)
-        self.context_words = context_words
-        # SharkSearch's anchor and context terms, when there is a query: a
-        # classifier topic without one has no neighbourhood, only inheritance.
-        self.query_vector = analyzer.vector(topic.query)
+        #: what a link is worth before learning: SharkSearch's score, or the model FOCUS_LEARNER_PRIOR names
+        self.priors = LinkPriors(topic, analyzer, self.shark, context_words, prior)
         self.learner = learner or LinkLearner()
-        #: the link model learnt across topics (FOCUS_LEARNER_PRIOR); None: SharkSearch's score
-        self.prior = prior
         self.explore, self.seed = explore, seed
         self.rescore_every = rescore_every
         #: queued links re-scored per fetch on average: the whole queue every queue/this fetches
@@ -177,8 +154,6 @@ class LinkLearnerStrategy(CrawlStrategy):
     # -- state (JOBDIR) --------------------------------------------------------------
 
     def resume_from(self, jobdir: str) -> None:
-        from pathlib import Path
-
         path = Path(jobdir) / "link-learner.npz"
         if path.exists():
             try:
@@ -188,8 +163,6 @@ class LinkLearnerStrategy(CrawlStrategy):
             logger.info("Resuming the link learner (%d examples learnt) from %s", self.learner.learned, path)
 
     def save_to(self, jobdir: str) -> None:
-        from pathlib import Path
-
         self.learner.save(Path(jobdir) / "link-learner.npz")
 
     def report(self) -> None:
@@ -342,22 +315,8 @@ class LinkLearnerStrategy(CrawlStrategy):
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
         sim = relevance or 0.0
-        inherited, depth = self.shark.inherit(sim, page.meta)
-        described = []
-        for link in page.links:
-            context = page.link_context(link, self.context_words)
-            described.append((link, self.analyzer.terms(context.anchor), self.analyzer.terms(context.context)))
-        if self.prior is not None:
-            side = PageSide(page.url, sim, inherited, depth, page.depth + 1)
-            rows = link_features(self.query_vector, self.analyzer, side,
-                                 [(link.key, Counter(a), Counter(c)) for link, a, c in described], self.shark)
-            priors = self.prior.predict(rows).tolist()
-        else:  # SharkSearch's score; 0 past its depth budget (queued last, followed when learning raises it)
-            priors = [
-                self.shark.score(inherited, self.shark.query_neighborhood(self.query_vector, Counter(a), Counter(c)))
-                if depth > 0 else 0.0
-                for _, a, c in described
-            ]
+        described = self.priors.terms(page)
+        priors = self.priors.of(page, sim, described)
         features = self.learner.featurizer.featurize_many(
             [link_tokens(anchor, context, link.key, page.url, sim, page.depth + 1) for link, anchor, context in described],
             priors, sim, [path_cells(link.key, page.key) for link in page.links],
