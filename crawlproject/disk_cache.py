@@ -4,6 +4,7 @@ under a key of the file's path, size and modification time."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -42,24 +43,40 @@ def cached(cache_file: Path | None, build: Callable[[], T]) -> T:
     """What *cache_file* holds, or *build*'s result, written there atomically.
     Processes that want the same missing file take turns (a lock file beside
     it): one builds it, the others read what it wrote rather than build it
-    again."""
+    again. A cache that cannot be written (a folder this user may not write,
+    a full disk) is one warning: the value is built and returned all the same
+    (an error of *build*'s own is *build*'s, never the cache's)."""
     if cache_file is None:
         return build()
     found = _load_cache(cache_file)
     if found is not None:
         return cast("T", found[0])
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
-    with cache_file.with_suffix(".lock").open("a") as lock:
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        lock = cache_file.with_suffix(".lock").open("a")
+    except OSError as exc:
+        _unwritable(cache_file, exc)
+        return build()
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         found = _load_cache(cache_file)  # built while this process waited
         if found is not None:
             return cast("T", found[0])
         value = build()
         tmp = cache_file.with_suffix(".tmp")
-        with tmp.open("wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(cache_file)
+        try:
+            with tmp.open("wb") as f:
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+            tmp.replace(cache_file)
+        except OSError as exc:
+            _unwritable(cache_file, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
     return value
+
+
+def _unwritable(cache_file: Path, exc: OSError) -> None:
+    logger.warning("Cannot write the cache %s (%s): what it would hold is made anew each time", cache_file, exc)
 
 
 def _load_cache(cache_file: Path) -> tuple[Any] | None:
@@ -69,7 +86,7 @@ def _load_cache(cache_file: Path) -> tuple[Any] | None:
     try:
         with cache_file.open("rb") as f:
             return (pickle.load(f),)  # noqa: S301
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError) as exc:
-        # a torn file, or one written by code that has moved since: made anew
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, OSError) as exc:
+        # a torn file, one written by code that has moved since, or one this user may not read: made anew
         logger.warning("Cache %s is unusable (%s); building it again", cache_file, exc)
         return None

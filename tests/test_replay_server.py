@@ -225,6 +225,38 @@ def test_a_warc_is_scanned_once_and_its_cached_index_says_what_the_scan_said(
     rewritten.close()
 
 
+def test_a_cache_that_cannot_be_written_is_a_warning_not_a_bad_warc(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The index cache's own failures — a cache folder that cannot be made,
+    a write that fails on a full disk — were reported as "not a WARC file":
+    the replay did not start. The WARC is read all the same, with one warning
+    each time, and nothing half-written is left."""
+    import crawlproject.replay.archive as archive_module
+
+    warc = tmp_path / "ok.warc.gz"
+    write_warc(warc, [("http://ok.test/", 200, [("Content-Type", "text/html")], html("ok"))])
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with caplog.at_level("WARNING"):
+        archive = WarcArchive(warc, cache_dir=blocked / "cache")  # its folder cannot be made
+    assert list(archive.urls()) == ["http://ok.test/"]
+    archive.close()
+    assert sum("Cannot write the cache" in r.message for r in caplog.records) == 1
+    # a full disk: the cache's temporary file is /dev/full, where every write fails (ENOSPC)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    name = f"warc-index-{archive_module.file_key(archive_module._index_version(), warc)}"
+    (cache / f"{name}.tmp").symlink_to("/dev/full")
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        archive = WarcArchive(warc, cache_dir=cache)
+    assert list(archive.urls()) == ["http://ok.test/"]
+    archive.close()
+    assert [r.message for r in caplog.records if "Cannot write the cache" in r.message]
+    assert sorted(path.name for path in cache.iterdir()) == [f"{name}.lock"]  # no cache, no temporary file
+
+
 def test_a_replay_from_a_scrapyd_egg_caches_its_index(tmp_path: Path) -> None:
     """Scrapyd runs the project from an egg, a zip: the index's cache key
     read this module's source through its file path, which a zip has not,

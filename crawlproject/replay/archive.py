@@ -24,12 +24,10 @@ WARC is skipped (counted in :attr:`WarcArchive.unresolved_revisits`).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
 import gzip
 import hashlib
 import logging
-import os
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -286,10 +284,6 @@ class WarcArchive:
 
     def _load_index(self, cache_dir: Path | None) -> WarcIndex:
         if cache_dir is None:
-            return scan_index(self._file)
-        with contextlib.suppress(OSError):
-            cache_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(cache_dir, os.W_OK):  # a cache this user may not write: scanned each time
             return scan_index(self._file)
         cache_file = cache_dir / f"warc-index-{file_key(_index_version(), Path(self.path))}.pickle"
         return cached(cache_file, lambda: scan_index(self._file))
