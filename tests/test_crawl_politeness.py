@@ -159,12 +159,12 @@ def fetch_order(log: Path) -> list[str]:
     return [url for _, url, _ in served(log) if not url.endswith("/robots.txt")]
 
 
-def crawl_with_a_wait(tmp_path: Path, budget: int, **web: Any) -> list[str]:
+def crawl_with_a_wait(tmp_path: Path, budget: int, settings: dict[str, Any] | None = None, **web: Any) -> list[str]:
     """The URLs a polite best-first crawl of relevant_hosts(**web) with a wait of one delay requested, in order."""
     log = tmp_path / "access.log"
     with ReplayProcess(str(relevant_hosts(tmp_path, **web)), access_log=str(log)) as replay:
         result = run_crawl("bestfirst", tmp_path / "crawl", ["http://a.test/"], replay.proxy_url, QUERY,
-                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget, "FOCUS_PAGES_WAIT": 1})
+                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget, "FOCUS_PAGES_WAIT": 1, **(settings or {})})
     assert result.returncode == 0, result.log[-3000:]
     return fetch_order(log)
 
@@ -193,6 +193,16 @@ def test_an_off_topic_host_is_not_fed_from_below_the_window(tmp_path: Path) -> N
     handed out from below the window (liveness alone fed B page after page)."""
     requested = crawl_with_a_wait(tmp_path, 24, b_on_topic=False)
     assert len(requested) >= 20 and b_fetched(requested) == 1, requested
+
+
+def test_a_topic_bound_to_its_home_feeds_no_host_away_from_it_below_the_window(tmp_path: Path) -> None:
+    """B's pages are as relevant as before, but the topic names its home
+    (FOCUS_HOME: A): a page of B is worth nothing to it, so B's slot takes
+    nothing from below the window — B is crawled only in the global order,
+    after A's window drained, as without a wait."""
+    requested = crawl_with_a_wait(tmp_path, 36, {"FOCUS_HOME": "http://a.test/"})
+    first_b = next((i for i, url in enumerate(requested) if url.startswith("http://b.test/")), len(requested))
+    assert len(requested) >= 30 and first_b >= 20 and b_fetched(requested) <= 12, requested
 
 
 def test_a_host_is_fed_from_below_the_window_only_while_its_last_answer_was_a_2xx(tmp_path: Path) -> None:

@@ -17,12 +17,22 @@ slot
   relevant. One relevant probe is counted before any (add-one): the first
   probe goes, and more go only as they pay.
 
+A topic bound to its sites (FOCUS_HOME: "the course pages of this
+university") bars every slot away from its home: a page there is worth
+nothing to the topic, however relevant the judge finds it (on WebKB the
+judge calls another university's course pages relevant as readily as the
+topic's own, and the wait fed them).
+
 A slot barred here is still crawled in the global order, through the window.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawlproject.policy.scope import HomeSites
 
 __all__ = ["HostHarvest"]
 
@@ -50,9 +60,16 @@ class HostHarvest:
     (False, True, False)
     >>> hosts.answered("a", ok=False); "a" in hosts  # its last answer an error
     True
+    >>> from crawlproject.policy.scope import HomeSites
+    >>> bound = HostHarvest(HomeSites("domain", ["www.cs.utexas.edu"]))
+    >>> "www.cs.wisc.edu" in bound, "www.utexas.edu" in bound  # away from home; at home, never tried
+    (True, False)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, home: HomeSites | None = None) -> None:
+        #: a topic bound to its sites: every slot away from its home is barred
+        self.home = home
+        self._away: dict[str, bool] = {}
         self._slots: dict[str, _Harvest] = {}
         self._live: set[str] = set()
         self._probing: set[str] = set()
@@ -94,6 +111,12 @@ class HostHarvest:
 
     def __contains__(self, slot: object) -> bool:
         """Whether *slot* is barred from below the window."""
+        if self.home is not None and isinstance(slot, str):
+            away = self._away.get(slot)
+            if away is None:
+                away = self._away[slot] = self.home.away(slot)
+            if away:
+                return True
         if slot in self._probing:
             return True
         harvest = self._slots.get(slot)  # type: ignore[call-overload]
