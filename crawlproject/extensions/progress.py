@@ -111,6 +111,8 @@ class CrawlProgress:
         self.stop_below = stop_below
         self.remaining_history: list[dict[str, float | int]] = []
         self.last_remaining: Remaining | None = None
+        #: the queue's scores the last estimate sampled (the scheduler cannot be read once the crawl closes)
+        self._queue_sample: list[float] = []
         self.report = False  # write report.html at the end (FOCUS_REPORT)
         #: the timer's line and a budget step's never both at once: neither
         #: comes this soon after the other's (steps among themselves all come)
@@ -231,7 +233,11 @@ class CrawlProgress:
         queued = stats.get_value("frontier/queued")
         if queued is None or not self.remaining.fetches:
             return None
-        found = self.remaining.estimate(self.frontier.sample(1000), int(queued), self.frontier.in_flight())
+        sample = self.frontier.sample(1000)
+        if not sample and queued:  # the scheduler has closed (the crawl's end): the queue's last sample stands for it
+            sample = self._queue_sample
+        self._queue_sample = sample
+        found = self.remaining.estimate(sample, int(queued), self.frontier.in_flight())
         self.last_remaining = found
         self.remaining_history.append(found.as_dict())
         return found
