@@ -178,10 +178,11 @@ def test_a_topic_bound_to_its_sites_has_one_home_the_focus_applies(name: str, mo
     settings = {**settings_for(name, models, "auto"), "FOCUS_HOME": "http://u.test/"}
     focus = build_focus(get_crawler(settings_dict=settings), Topic(query=QUERY), named=name)
     strategy = focus.strategy
+    assert focus.home is not None  # the crawl's home, whatever the strategy (the scheduler's wait keeps to it)
     if not strategy.bound_by_home:
-        assert focus.home is None and not strategy.home.bound
+        assert not strategy.home.bound
         return
-    assert focus.home is not None and strategy.home is focus.home
+    assert strategy.home is focus.home
     for inner in ("placer", "classifier"):  # the context graph's and the focused crawler's own judges
         if hasattr(strategy, inner):
             assert getattr(strategy, inner).home is focus.home
@@ -196,6 +197,51 @@ def test_a_topic_bound_to_its_sites_has_one_home_the_focus_applies(name: str, mo
         if floor is not None and scores[-1] is not None:  # the link that leaves home: below every link at home
             assert all(s is None or scores[-1] < s for s in scores[:-1])
         focus.after_page(fetched, relevance)
+
+
+def test_the_wait_keeps_to_the_home_of_a_site_bound_model_that_no_setting_names(tmp_path: Path) -> None:
+    """One home per crawl (issue 60): a link-value model that counts only its
+    home's targets makes the seeds' sites home, with no FOCUS_HOME; the
+    scheduler's wait reads the same home, so it bars a host away from it.
+    (The wait built its own home from FOCUS_HOME alone, and fed that host.)"""
+    from crawlproject.spiders.any_strategy import AnyStrategySpider
+    from tests.conftest import open_scheduler
+
+    model = tmp_path / "lv.npz"
+    LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(model)
+    settings = {"FOCUS_MODEL": str(model), "FOCUS_PAGES_WAIT": 1, "FOCUS_OBJECTIVE": "pages"}
+    _, scheduler, spider = open_scheduler(AnyStrategySpider, settings, strategy="link-value", seeds="http://u.test/")
+    assert spider.focus.home is not None
+    harvest = scheduler.objective.harvest
+    assert harvest.home is spider.focus.home
+    assert "far.test" in harvest and "u.test" not in harvest  # away: barred; at home, never tried: may go
+    scheduler.close("finished")
+
+
+def test_the_wait_asks_again_while_a_home_of_seeds_grows() -> None:
+    """A home of the seeds' sites grows as seeds from Redis arrive: a host
+    the wait found at home before any seed is asked again, not remembered."""
+    from crawlproject.frontier.host_harvest import HostHarvest
+    from crawlproject.policy.scope import HomeSites
+    from crawlproject.web import meta as keys
+
+    home = HomeSites("domain", seeds_are_home=True)
+    harvest = HostHarvest(home)
+    assert "far.test" not in harvest  # no seed yet: nothing is away
+    home.note(Page("http://u.test/", "", [], meta={keys.SEED: True}))
+    assert "far.test" in harvest and "u.test" not in harvest
+
+
+def test_a_naive_baseline_keeps_the_wait_home_but_is_not_bound() -> None:
+    """FOCUS_HOME is the crawl's home for every strategy: best-first's wait
+    keeps to it, while its link scores stay those of the topic alone."""
+    focus = build_focus(get_crawler(settings_dict={"FOCUS_HOME": "http://u.test/"}), Topic(query=QUERY),
+                        named="best-first")
+    assert focus.home is not None and focus.home.away("http://far.test/")
+    assert not focus.strategy.home.bound
+    fetched = page()
+    fetched.links.append(Link("http://far.test/cs/", "course cs"))
+    assert focus.score_links(fetched, 0.7) == focus.strategy.score_links(fetched, 0.7)
 
 
 def test_the_focus_binds_any_strategy_to_its_home() -> None:

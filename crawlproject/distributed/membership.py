@@ -78,16 +78,16 @@ class CrawlIdentity:
         """Forget the whole shared frontier."""
         self.server.delete(*(f"{self.key}:{name}" for name in FRONTIER_KEYS))
 
-    def end_if_drained(self, pending: int) -> int:
+    def end_if_drained(self, pending: int) -> bool:
         """A worker leaves a crawl that keeps nothing (``SCHEDULER_PERSIST``
         off): the frontier is cleared unless URLs are still *pending*
-        (queued, or leased by other workers still crawling). Returns the round trips it took."""
+        (queued, or leased by other workers still crawling). Whether it was."""
         if pending:
             logger.info("SCHEDULER_PERSIST is off, but other workers are still crawling %s: kept", self.key)
-            return 0
+            return False
         self.clear()
         self.finish()
-        return 1
+        return True
 
     def finish(self) -> None:
         """The frontier was cleared when drained: a worker still in its grace time ends as drained, not as wiped."""

@@ -70,6 +70,10 @@ class MemoryBound:
             if self.stats is not None:
                 self.stats.inc_value("frontier/spill_orphans_removed", orphans)
 
+    def holds(self, fp: int) -> bool:
+        """Whether *fp* is queued, in memory or on the spill."""
+        return fp in self._entries or (self.spill is not None and self.spill.rank(fp) is not None)
+
     def take_out(self, fp: int) -> bytes | None:
         """The queued item of *fp*, taken out of memory or the spill (None: not queued)."""
         item = self._entries.pop(fp, None)

@@ -114,7 +114,9 @@ class HostHarvest:
         if self.home is not None and isinstance(slot, str):
             away = self._away.get(slot)
             if away is None:
-                away = self._away[slot] = self.home.away(slot)
+                away = self.home.away(slot)
+                if self.home.named:  # a home of the seeds' sites grows as seeds arrive: asked again
+                    self._away[slot] = away
             if away:
                 return True
         if slot in self._probing:

@@ -312,10 +312,7 @@ class MemoryFrontier:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        return self._queued(fingerprint(key.encode()))
-
-    def _queued(self, fp: int) -> bool:
-        return fp in self._entries or (self._spill is not None and self._spill.rank(fp) is not None)
+        return self._bound.holds(fingerprint(key.encode()))
 
     def entries(self) -> Iterator[FrontierEntry]:
         """Every queued entry, in no particular order (for tests and tools)."""
@@ -351,7 +348,7 @@ class MemoryFrontier:
     def _release(self, fp: int) -> None:
         item = self._leases.give_back(fp)
         assert item is not None  # noqa: S101 (called for a leased fingerprint)
-        if self._queued(fp):
+        if self._bound.holds(fp):
             self._tables.release(item)  # queued again meanwhile (a forced push): keep that one
             return
         self._enqueue(fp, item)

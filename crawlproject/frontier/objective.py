@@ -27,7 +27,6 @@ from scrapy import signals
 from crawlproject import config
 from crawlproject import signals as focus_signals
 from crawlproject.frontier.host_harvest import HostHarvest
-from crawlproject.policy.scope import HomeSites
 from crawlproject.scrapy_private import SlotWatch, default_slot_key, wake_engine
 from crawlproject.web import meta as keys
 
@@ -51,10 +50,7 @@ def pages_window(settings: Any) -> int:
 
 
 class SlotObjective:
-    def __init__(
-        self, crawler: Crawler, slot_aware: bool = True, window: int = 0, wait: float = 0.0,
-        home: HomeSites | None = None,
-    ):
+    def __init__(self, crawler: Crawler, slot_aware: bool = True, window: int = 0, wait: float = 0.0):
         self.crawler = crawler
         self.slot_aware = slot_aware
         #: The pages objective's N (0: the time objective). A slot with a delay
@@ -66,7 +62,7 @@ class SlotObjective:
         #: for the busy slots holding the URLs above it (Frontier.pop; 0: as
         #: long as they take); only on a slot whose pages pay (HostHarvest).
         self.wait = wait if self.window else 0.0
-        self.harvest = HostHarvest(home)
+        self.harvest = HostHarvest()
         #: The time objective's wake-up: when every slot with URLs is busy, a
         #: request would wait in its slot holding a place among those in
         #: flight, so none is handed out and the engine is asked again when
@@ -83,9 +79,15 @@ class SlotObjective:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        home = HomeSites.from_settings(settings)  # FOCUS_HOME: the wait stays home
         return cls(crawler, config.get_bool(settings, "FOCUS_SLOT_AWARE"), pages_window(settings),
-                   config.get_float(settings, "FOCUS_PAGES_WAIT"), home if home.bound else None)
+                   config.get_float(settings, "FOCUS_PAGES_WAIT"))
+
+    def open(self, spider: Spider) -> None:
+        """The wait stays at the crawl's home, the one its Focus keeps
+        (crawlproject.strategies.factory.home_of: a site-bound model's, else
+        FOCUS_HOME's); a spider without a Focus has none."""
+        focus = getattr(spider, "focus", None)
+        self.harvest.home = getattr(focus, "home", None)
 
     def pop(self, frontier: Frontier) -> tuple[FrontierEntry | None, set[str]]:
         """The entry the objective allows now, and the slots that were busy."""

@@ -161,6 +161,7 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Deferred[None] | None:
         self.spider = spider
         self.codec = RequestCodec(spider)
+        self.objective.open(spider)
         _OPEN[self.crawler] = self  # the strategy's frontier port asks this one (open_scheduler)
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests

@@ -41,8 +41,10 @@ class Focus:
     the two must be called in — the judge's verdict first, then the
     strategy's learning hook, then its link scores.
 
-    A topic bound to its sites (*home*: crawlproject.policy.scope.HomeSites)
-    is bound here, around any strategy, and nowhere else: a page away from
+    A topic bound to its sites (*home*: crawlproject.policy.scope.HomeSites,
+    the crawl's one home, which the scheduler's wait also keeps to) is bound
+    here, around a strategy that learns what pages are worth
+    (``bound_by_home``), and nowhere else: a page away from
     home is worth 0 to the strategy (it learns 0 from it, whatever the judge
     read), a link off home scores the strategy's
     :meth:`~crawlproject.strategies.base.CrawlStrategy.off_home_score`, below
@@ -55,8 +57,10 @@ class Focus:
     home: HomeSites | None = None
 
     def __post_init__(self) -> None:
-        if self.home is not None:
-            self.strategy.bind_home(self.home)
+        #: the home the strategy is bound by (None: none, or a naive baseline)
+        self._bound = self.home if self.strategy.bound_by_home else None
+        if self._bound is not None:
+            self.strategy.bind_home(self._bound)
 
     # -- a page, in the order of a crawl ---------------------------------------
 
@@ -93,10 +97,10 @@ class Focus:
         self.strategy.dead_end(key, meta, status)
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float | None]:
-        if self.home is None:
-            return self.strategy.score_links(page, relevance)
         self._arrived(page)  # a seed's links are scored at home, arrived through on_page or not (a sitemap's)
-        away = [self.home.away(link.key) for link in page.links]
+        if self._bound is None:
+            return self.strategy.score_links(page, relevance)
+        away = [self._bound.away(link.key) for link in page.links]
         return self.strategy.score_links_bound(page, self._worth(page, relevance), away)
 
     def child_state(self, page: Page, relevance: float | None) -> dict[str, Any]:
@@ -106,9 +110,9 @@ class Focus:
         """Once the page's links are queued: the strategy's periodic work
         (the distiller's hubs), as promotions to queue."""
         promotions = self.strategy.after_page(page, self._worth(page, relevance))
-        if self.home is None or not promotions:
+        if self._bound is None or not promotions:
             return promotions
-        return [promotion for promotion in promotions if not self.home.away(promotion.key)]
+        return [promotion for promotion in promotions if not self._bound.away(promotion.key)]
 
     # -- the home-site rule --------------------------------------------------------
 
@@ -119,7 +123,7 @@ class Focus:
 
     def _worth(self, page: Page, relevance: float | None) -> float | None:
         """The verdict the strategy learns from: 0 for a page away from home."""
-        if self.home is None or relevance is None or not self.home.away(page.key):
+        if self._bound is None or relevance is None or not self._bound.away(page.key):
             return relevance
         return 0.0
 
@@ -197,10 +201,10 @@ def build_focus(
 def home_of(
     settings: BaseSettings | None, strategy: CrawlStrategy, seeds: Callable[[], Iterable[str] | None] | None = None,
 ) -> HomeSites | None:
-    """The crawl's one home (None: no site is home, or *strategy* is not
-    bound by one): its site-bound model's (HomeSites.of_model), else FOCUS_HOME's."""
-    if not strategy.bound_by_home:
-        return None
+    """The crawl's one home (None: no site is home): its site-bound model's
+    (HomeSites.of_model), else FOCUS_HOME's — whatever the strategy: the
+    Focus binds only the strategies that learn what pages are worth, the
+    scheduler's wait keeps every crawl home (SlotObjective.open)."""
     model = strategy.site_bound_model()
     home = HomeSites.of_model(model, settings, seeds) if model is not None else HomeSites.from_settings(settings)
     return home if home.bound else None
