@@ -175,7 +175,7 @@ class RedisFrontier:
             self._trips.give_back_everything()
             self._courier.now()
             if not self.persist:
-                self._trips.count += self.identity.end_if_drained(self._trips.count_pending())  # cleared: a trip
+                self._trips.count += self.identity.end_if_drained(self._trips.count_pending())  # cleared: one round trip
             self._trips.publish()
             return None
         assert self.in_thread is not None

@@ -17,8 +17,10 @@ slot
   relevant. One relevant probe is counted before any (add-one): the first
   probe goes, and more go only as they pay.
 
-A topic bound to its sites (FOCUS_HOME: "the course pages of this
-university") bars every slot away from its home: a page there is worth
+A topic bound to its sites ("the course pages of this university": the
+crawl's one home, FOCUS_HOME or a site-bound model's, which the scheduler
+sets from the spider's Focus when it opens) bars every slot away from its
+home: a page there is worth
 nothing to the topic, however relevant the judge finds it (on WebKB the
 judge calls another university's course pages relevant as readily as the
 topic's own, and the wait fed them).
