@@ -104,19 +104,6 @@ class Command(ProjectCommand):
         )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from crawlproject.corpus.labels import LabelsError
-        from crawlproject.models.examples import (
-            examples_from_pages,
-            examples_from_warc,
-            format_report,
-            holdout_report,
-        )
-        from crawlproject.models.taxonomy_classifier import (
-            ModelError,
-            ModelSettings,
-            TaxonomyClassifier,
-        )
-
         if opts.examples:
             self._train_from_examples(opts)
             return
@@ -135,6 +122,20 @@ class Command(ProjectCommand):
             return
         if not 0 <= opts.holdout < 1:
             raise UsageError(f"--holdout must be from 0 to below 1, got {opts.holdout}")
+        # scikit-learn's import takes a second or two: after the checks, so a mistake is said at once
+        from crawlproject.corpus.labels import LabelsError
+        from crawlproject.models.examples import (
+            examples_from_pages,
+            examples_from_warc,
+            format_report,
+            holdout_report,
+        )
+        from crawlproject.models.taxonomy_classifier import (
+            ModelError,
+            ModelSettings,
+            TaxonomyClassifier,
+        )
+
         started = time.monotonic()
         try:
             settings = ModelSettings(
@@ -244,9 +245,6 @@ class Command(ProjectCommand):
 
     def _train_lookahead(self, opts: argparse.Namespace) -> None:
         from crawlproject.corpus.labels import LabelsError, load_labels, parse_categories
-        from crawlproject.models.layer_classifier import ContextGraphModel
-        from crawlproject.models.link_value_model import LinkValueModel
-        from crawlproject.models.training_graph import training_graph, training_graph_from_index
 
         try:  # the labels' categories keep a --good category whole when its name holds a comma
             categories = set(load_labels(opts.labels).values()) if opts.good and "," in opts.good else set()
@@ -266,6 +264,11 @@ class Command(ProjectCommand):
             raise UsageError("--home names the sites of a site-bound model: give --value-scope domain|host too")
         if opts.depth < 1 or opts.horizon < 0 or not 0 <= opts.gamma < 1 or opts.window < 0:
             raise UsageError("--depth must be ≥ 1, --horizon ≥ 0, --gamma in [0, 1), --window ≥ 0")
+        # scikit-learn's import takes a second or two: after the checks, so a mistake is said at once
+        from crawlproject.models.layer_classifier import ContextGraphModel
+        from crawlproject.models.link_value_model import LinkValueModel
+        from crawlproject.models.training_graph import training_graph, training_graph_from_index
+
         started = time.monotonic()
         try:
             if opts.index:

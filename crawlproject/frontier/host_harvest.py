@@ -117,7 +117,7 @@ class HostHarvest:
             away = self._away.get(slot)
             if away is None:
                 away = self.home.away(slot)
-                if self.home.named:  # a home of the seeds' sites grows as seeds arrive: asked again
+                if self.home.fixed:  # else asked again: a home of the seeds' sites grows
                     self._away[slot] = away
             if away:
                 return True

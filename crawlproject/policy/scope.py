@@ -213,6 +213,12 @@ class HomeSites:
         """Whether anything can be away: a home is named, or the seeds' sites are home."""
         return bool(self.named) or self.seeds_are_home
 
+    @property
+    def fixed(self) -> bool:
+        """Whether the home's sites never change: a home of the seeds' sites
+        grows as seeds arrive, so whether a site is away may change."""
+        return bool(self.named) or not self.seeds_are_home
+
     def note(self, page: Page) -> None:
         """A page arrived: a seed's site is home (a seed from Redis that no
         seed list holds)."""
