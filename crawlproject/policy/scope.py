@@ -226,7 +226,7 @@ class HomeSites:
             self._seeds.add(self.site(page.key))
 
     def sites(self) -> set[str]:
-        if self.named or not self.seeds_are_home:
+        if self.fixed:
             return self.named
         found = self._seed_list() if self._seed_list is not None else None
         if found is not None:
