@@ -38,6 +38,7 @@ from bench.runner import (
     crawls_to_run,
     run_crawl_job,
 )
+from bench.steadiness import steadiness, steadiness_table
 from bench.topic_models import (
     PROTOCOLS,
     draw_examples,
@@ -54,6 +55,7 @@ from crawlproject.evaluation.topics import (
     Topic,
     derive_topics,
     read_topics,
+    spread_topics,
     write_topics,
 )
 from crawlproject.models.training_graph import link_graph
@@ -308,6 +310,11 @@ def main() -> int:
         "(e.g. tune on topics a benchmark does not use)",
     )
     parser.add_argument("--topic-ids", default="", help="comma-separated topic ids to run (default: a sample)")
+    parser.add_argument(
+        "--topics-file", type=Path, default=None,
+        help="topics spread over several sites, named in a spec (bench/topics/*.json: each topic's query, its "
+        "sites' index pages as seeds, its relevant pages), in place of the labels' categories; Task 1 only",
+    )
     parser.add_argument("--tasks", default="1,2")
     parser.add_argument("--budgets", default="200,500,1000")
     parser.add_argument(
@@ -389,7 +396,11 @@ def main() -> int:
     variants = [Variant.parse(text) for text in args.strategies.split(",")]
 
     corpus = load_corpus(warc, labels, ROOT / ".cache")
-    topics = derive_topics(corpus, rng_seed=args.seed, query=args.query)
+    if args.topics_file is not None:
+        topics = spread_topics(corpus, args.topics_file)
+        tasks = [1]
+    else:
+        topics = derive_topics(corpus, rng_seed=args.seed, query=args.query)
     topics = leave_out(topics, args.exclude_topics)
     if args.topic_ids:
         wanted = set(args.topic_ids.split(","))
@@ -473,6 +484,15 @@ def main() -> int:
     tables = markdown_tables(result)
     if args.runs > 1:
         tables = spread_table(runs) + "\n" + tables
+    if args.runs > 1 or args.topics_file is not None:
+        counts = {t.id: t.relevant_count for t in topics}
+        steady = {POLITE: steadiness(jobs, corpus, budgets[-1])}
+        if extra:
+            steady[FAST] = steadiness(extra, corpus, budgets[-1])
+        (data / "steadiness.json").write_text(json.dumps(steady, indent=1) + "\n", encoding="utf-8")
+        said = {POLITE: "polite", FAST: "at delay 0 (8 requests per host)"}
+        tables = "\n".join(steadiness_table(result, counts, said[name]) for name, result in steady.items()) \
+            + "\n" + tables
     if args.beside_fast or global_order:
         fast = [evaluator.evaluate([read_crawl(job.folder) for job in extra if run_of(job.folder) == run], budgets,
                                    axis=args.axis) for run in range(1, args.runs + 1)] if extra else []
@@ -494,6 +514,8 @@ def main() -> int:
             strategies_arg += f" --exclude-topics {args.exclude_topics}"
         if args.topic_ids:
             strategies_arg += f" --topic-ids {args.topic_ids}"
+        if args.topics_file:
+            strategies_arg += f" --topics-file {args.topics_file}"
         if args.reuse_crawls:
             strategies_arg += " --reuse-crawls"
         if args.examples:

@@ -114,12 +114,17 @@ def run_crawl_job(
     folder.mkdir(parents=True, exist_ok=True)
     seeds = folder / "seeds.txt"
     seeds.write_text("\n".join(job.topic.start(job.task)) + "\n", encoding="utf-8")
+    relevant = job.topic.category
+    if job.topic.members:  # a topic spread over sites: its pages, named one by one
+        labels = folder / "topic-labels.tsv"
+        labels.write_text("".join(f"{url}\trelevant\n" for url in job.topic.members), encoding="utf-8")
+        relevant = "relevant"
     settings = {
         **LOOPBACK_SPEED,
         "FOCUS_REPLAY_PROXY": proxy,
         **({"FOCUS_OK_PAGECOUNT": str(job.budget)} if job.axis == "ok" else {"CLOSESPIDER_ITEMCOUNT": str(job.budget)}),
         "FOCUS_LABELS": str(labels),
-        "FOCUS_RELEVANT": job.topic.category,
+        "FOCUS_RELEVANT": relevant,
         "FOCUS_SCOPE": job.scope,
         "FOCUS_HOME": ",".join(home_of_topic(job.topic)),
         "FOCUS_ORACLE_WARC": str(warc),

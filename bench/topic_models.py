@@ -20,6 +20,7 @@ but its seeds, and no ancestor with pages, keeps its category.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +60,9 @@ def models_folder(folder: Path) -> Path:
             print(f"  {len(stale)} models in {folder} were trained by other code: training them anew", flush=True)
         for path in stale:
             path.unlink()
+            work = path.with_suffix("")  # an examples model's fetched pages (train_examples_model)
+            if work.is_dir():
+                shutil.rmtree(work)
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(stamp + "\n", encoding="utf-8")
     return folder
@@ -231,8 +235,9 @@ def draw_examples(corpus: Corpus, topic: Topic, count: int, seed: int) -> tuple[
     import random
 
     rng = random.Random(f"{seed}:{topic.id}")
-    relevant = sorted(relevant_set(topic, corpus) - set(topic.seeds))
-    irrelevant = sorted(url for url in corpus.text if url in corpus.labels and not is_relevant(corpus.labels[url], (topic.category,)))
+    members = relevant_set(topic, corpus)
+    relevant = sorted(members - set(topic.seeds))
+    irrelevant = sorted(url for url in corpus.text if url in corpus.labels and url not in members)
     return rng.sample(relevant, min(count, len(relevant))), rng.sample(irrelevant, min(count, len(irrelevant)))
 
 

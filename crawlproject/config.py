@@ -104,6 +104,14 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_PAGES_WINDOW": _int(0),
     # Delays a free host's best below the window waits for the busy hosts holding the URLs above (0: as long as they take)
     "FOCUS_PAGES_WAIT": _float(0.0),
+    # Exploration by rule (frontier.exploration): every seed's site, and every site that pays, probed
+    # before the crawl commits (focused spiders turn it on), then kept while it may be the best
+    "FOCUS_EXPLORE": _bool(False),
+    "FOCUS_EXPLORE_PROBES": _int(4),
+    "FOCUS_EXPLORE_SHARE": _float(0.2, 0.0, 1.0),
+    "FOCUS_EXPLORE_CONFIDENCE": _float(1.0),
+    "FOCUS_EXPLORE_MAX_ARMS": _int(50, 1),
+    "FOCUS_EXPLORE_SEED_WAIT": _float(10.0),
     # Past FOCUS_FRONTIER_MAX: spill the lowest-ranked to disk, or drop them (counted)
     "FOCUS_FRONTIER_OVERFLOW": _choice("spill", "spill", "drop"),
     "FOCUS_FRONTIER_HOST_BATCH": _int(1, 1),

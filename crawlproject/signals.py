@@ -9,6 +9,9 @@ host_delay_floor = object()
 
 #: The judge called a fetched page (a 2xx) relevant or not. Arguments:
 #: ``request: Request`` (the page's, after redirects), ``relevant: bool | None``
-#: (None: the crawl has no judge). The scheduler's wait prices hosts by it
-#: (crawlproject.frontier.host_harvest).
+#: (None: the crawl has no judge), ``relevance: float | None`` (the judge's
+#: relevance), ``links: list[str]`` (the page's links, canonical). The
+#: scheduler's wait prices hosts by the call (crawlproject.frontier.host_harvest),
+#: its exploration sites by the relevance (crawlproject.frontier.exploration);
+#: the estimate of what is left counts the links (crawlproject.models.unseen).
 page_judged = object()

@@ -110,16 +110,19 @@ def relevant_curve(folder: Path, labels: dict[str, str]) -> list[int]:
     return curve
 
 
-def left_in_queue(folder: Path, labels: dict[str, str]) -> int:
-    """The truth beside the crawl's estimate of what is left: course pages
-    behind the links it found and did not fetch (links.tsv, history.jsonl)."""
+def left_in_queue(folder: Path, labels: dict[str, str]) -> tuple[int, int]:
+    """The truths beside the crawl's estimate of what is left: course pages
+    behind the links it found and did not fetch (links.tsv, history.jsonl),
+    and every course page of the corpus it did not fetch."""
     from crawlproject.corpus.labels import is_relevant
 
-    fetched = {json.loads(line)["canonical_url"]
-               for line in (folder / "history.jsonl").read_text(encoding="utf-8").splitlines()}
+    history = [json.loads(line) for line in (folder / "history.jsonl").read_text(encoding="utf-8").splitlines()]
+    fetched = {record["canonical_url"] for record in history}
     queued = {line.split("\t")[1] for line in (folder / "links.tsv").read_text(encoding="utf-8").splitlines()
               if line.count("\t") >= 1} - fetched
-    return sum(is_relevant(labels.get(url), ("course",)) for url in queued)
+    found = {record["canonical_url"] for record in history if record.get("status") == 200}
+    course = {url for url, category in labels.items() if is_relevant(category, ("course",))}
+    return sum(url in course for url in queued), len(course - found)
 
 
 def plot(curves: dict[str, list[int]], path: Path, pages: int) -> None:
@@ -180,13 +183,16 @@ def main() -> int:
             f"{s['harvest_rate']:>9.1%}{share:>11.0%}{s['pages_per_second']:>9}"
         )
     print("\nHow much is left (the crawl's own estimate from its judge's verdicts, 90 % interval) and the truth "
-          "(labels): course pages behind the links found but not fetched")
+          "(labels): course pages behind the links found but not fetched, and every course page not found")
     for label, spider, _ in CRAWLS:
         left = results[label].get("remaining")
         if isinstance(left, dict) and spider in ("linklearner", "focused"):
             folder = args.out / spider if label != "focused (soft)" else args.out / "focused-soft"
-            print(f"  {label:<16} estimated {left['expected']:.0f} ({left['low']:.0f}–{left['high']:.0f}), "
-                  f"{left['rate_now']:.3f} per fetch next; truth {left_in_queue(folder, labels)}")
+            in_queue, not_found = left_in_queue(folder, labels)
+            print(f"  {label:<16} behind the queued links: estimated {left['expected']:.0f} "
+                  f"({left['low']:.0f}–{left['high']:.0f}), truth {in_queue}; in all: up to "
+                  f"{left['high_all']:.0f}, truth {not_found}; "
+                  f"{left['rate_now']:.3f} per fetch next")
     print(f"\nPlot of course pages against pages fetched: {png}")
     print(f"Outputs (history.jsonl, links.tsv, summary.json, report.html) in {args.out}/<crawl>/")
     print(f"The link learner's crawl report (open it in a browser): {args.out / 'linklearner' / 'report.html'}")

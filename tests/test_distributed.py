@@ -26,6 +26,7 @@ from scipy.stats import mannwhitneyu
 
 from bench.servers import RedisServer
 from crawlproject.distributed.frontier import RedisFrontier
+from crawlproject.frontier.pop_rule import PopRule
 from crawlproject.replay.process import ReplayProcess
 from tests.conftest import (
     ROOT,
@@ -468,9 +469,28 @@ def test_the_redis_frontier_takes_below_the_window_by_the_same_rule(redis_server
         order = sorted(scores, key=lambda url: -scores[url])
         busy = {"h0"} | {f"h{i}" for i in range(1, 4) if rng.random() < 0.3}
         barred = {f"h{i}" for i in range(1, 4) if rng.random() < 0.2}
-        entry = frontier.pop(busy, window, hold=True, wait=wait, barred=barred)
+        entry = frontier.pop(PopRule(busy, window, hold=True, wait=wait, barred=barred))
         expected = expected_pop(order, scores, busy, window, wait, barred)
         assert (entry.url if entry else None) == expected, (trial, busy, barred)
         reached += expected is not None and order.index(expected) >= window
         frontier.clear()
     assert reached >= 3, reached  # the wait itself was exercised, not only the window
+
+
+def test_an_exploring_pop_brings_a_host_the_prefetch_did_not_hold(redis_server: RedisServer) -> None:
+    """PopRule.only on the Redis frontier (crawlproject.frontier.exploration):
+    the explored host's best, ranked far below what a worker prefetched, is
+    fetched from the shared queue by the next round trip; a host with no URL
+    queued gives nothing, and the rest keep the shared order."""
+    client = redis.Redis.from_url(redis_server.url)
+    frontier = RedisFrontier(client, "explore:1", 10_000, prefetch=4)
+    for i in range(50):
+        frontier.push(f"http://a/{i}", 1.0 - i / 100)
+    frontier.push("http://b/1", 0.01)
+    frontier.push("http://b/2", 0.02)
+    assert frontier.pop().url == "http://a/0"  # type: ignore[union-attr]
+    taken = frontier.pop(PopRule(only=["x", "b"]))
+    assert taken is not None and taken.url == "http://b/2"
+    assert frontier.pop(PopRule(busy={"b"}, only=["b"])) is None
+    assert [frontier.pop().url for _ in range(3)] == ["http://a/1", "http://a/2", "http://a/3"]  # type: ignore[union-attr]
+    frontier.clear()

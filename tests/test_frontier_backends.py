@@ -188,9 +188,9 @@ def test_a_sample_of_scores_is_of_the_urls_queued_now(backend: Factory) -> None:
     leased = frontier.pop()
     assert leased is not None and leased.key == "http://h/0"
     held = 3 if backend.kind == "redis-prefetch" else 0  # the next three, prefetched: out of the shared queue
-    assert sorted(frontier.sample_scores(1000)) == [0.0] * 35 + [1.0] * (4 - held)
-    few = frontier.sample_scores(10)
-    assert 5 <= len(few) <= 39 and set(few) <= {0.0, 1.0}
+    assert sorted(frontier.sample(1000)) == [(0.0, "h")] * 35 + [(1.0, "h")] * (4 - held)
+    few = frontier.sample(10)
+    assert 5 <= len(few) <= 39 and set(few) <= {(0.0, "h"), (1.0, "h")}
 
 
 def test_the_scores_of_the_urls_in_flight_are_those_leased_and_not_settled(backend: Factory) -> None:
@@ -213,7 +213,7 @@ def test_a_first_in_first_out_frontier_has_no_scores_to_show() -> None:
     frontier.push("http://h/1", 0.9)
     frontier.push("http://h/2", 0.1)
     assert frontier.pop() is not None
-    assert frontier.sample_scores(10) == [] and frontier.in_flight_scores() == []
+    assert frontier.sample(10) == [] and frontier.in_flight_scores() == []
 
 
 @pytest.mark.parametrize("backend", ["jobdir", "redis"], indirect=True)  # without JOBDIR nothing is kept, by design
@@ -311,10 +311,10 @@ def test_the_redis_frontier_samples_its_scores_off_the_reactor(redis_server: Red
     for i in range(5):
         frontier.push(f"http://h/{i}", i / 10)
     frontier.flush()
-    assert frontier.sample_scores(10) == []  # nothing drawn on the caller's thread
-    assert frontier.sample_scores(10) == [] and len(handed) == 1  # one draw at a time
+    assert frontier.sample(10) == []  # nothing drawn on the caller's thread
+    assert frontier.sample(10) == [] and len(handed) == 1  # one draw at a time
     handed[0].callback(None)  # what the thread does
-    assert sorted(frontier.sample_scores(10)) == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
+    assert sorted(score for score, _ in frontier.sample(10)) == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
     assert len(handed) == 2  # and the next is on its way
     frontier.close()
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from crawlproject.frontier.base import PushOutcome, within_reach
+from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.memory import MemoryFrontier
+from crawlproject.frontier.pop_rule import PopRule, within_reach
 from crawlproject.web.urls import host_of
 
 
@@ -135,10 +137,10 @@ def test_a_busy_slot_is_skipped_while_another_has_urls() -> None:
     frontier.push("http://a/1", 0.9, slot="a")
     frontier.push("http://a/2", 0.8, slot="a")
     frontier.push("http://b/1", 0.1, slot="b")
-    assert frontier.pop(skip={"a"}).url == "http://b/1"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(busy={"a"})).url == "http://b/1"  # type: ignore[union-attr]
     # every slot with URLs busy: nothing when told to hold, else the best URL all the same
-    assert frontier.pop(skip={"a", "b"}, hold=True) is None
-    assert frontier.pop(skip={"a", "b"}).url == "http://a/1"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(busy={"a", "b"}, hold=True)) is None
+    assert frontier.pop(PopRule(busy={"a", "b"})).url == "http://a/1"  # type: ignore[union-attr]
     assert frontier.pop().url == "http://a/2"  # type: ignore[union-attr]
 
 
@@ -149,11 +151,37 @@ def test_with_a_window_a_ready_slot_takes_only_a_url_among_the_best() -> None:
     for i in range(3):
         frontier.push(f"http://a/{i}", 0.9 - i / 10, slot="a")
     frontier.push("http://b/1", 0.1, slot="b")
-    assert frontier.pop(skip={"a"}, window=3) is None  # 3 of a's rank above b's
-    assert frontier.pop(skip={"a", "b"}, window=4) is None  # every slot busy: nothing, not the best anyway
-    assert frontier.pop(skip={"a"}, window=4).url == "http://b/1"  # type: ignore[union-attr]  # b's is 4th best
-    assert frontier.pop(skip=(), window=1).url == "http://a/0"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(busy={"a"}, window=3)) is None  # 3 of a's rank above b's
+    assert frontier.pop(PopRule(busy={"a", "b"}, window=4)) is None  # every slot busy: nothing, not the best anyway
+    assert frontier.pop(PopRule(busy={"a"}, window=4)).url == "http://b/1"  # type: ignore[union-attr]  # b's is 4th best
+    assert frontier.pop(PopRule(window=1)).url == "http://a/0"  # type: ignore[union-attr]
     assert len(frontier) == 2
+
+
+def test_an_exploring_pop_takes_the_first_free_slot_named_whatever_its_rank() -> None:
+    """PopRule.only (crawlproject.frontier.exploration): the best URL of the
+    first named slot that is free and holds one, below any window."""
+    frontier = MemoryFrontier(100)
+    for i in range(3):
+        frontier.push(f"http://a/{i}", 0.9 - i / 10, slot="a")
+    frontier.push("http://b/1", 0.1, slot="b")
+    frontier.push("http://b/2", 0.2, slot="b")
+    frontier.push("http://c/1", 0.5, slot="c")
+    assert frontier.pop(PopRule(only=["x", "b", "c"])).url == "http://b/2"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(busy={"b"}, only=["b", "c"])).url == "http://c/1"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(only=["c"])) is None  # c has no URL left: nothing, not the best of all
+    assert frontier.pop(PopRule(busy={"a"}, window=2)) is None  # b's 0.1 waits: the window is a's
+    assert [frontier.pop().url for _ in range(4)] == ["http://a/0", "http://a/1", "http://a/2", "http://b/1"]  # type: ignore[union-attr]
+
+
+def test_a_floor_lets_only_urls_scoring_at_least_it_go() -> None:
+    """PopRule.floor: while a crawl waits for its seeds' answers, only seeds (+∞) go."""
+    frontier = MemoryFrontier(100)
+    frontier.push("http://a/1", 0.9, slot="a")
+    frontier.push("http://b/", math.inf, slot="b")
+    assert frontier.pop(PopRule(floor=math.inf)).url == "http://b/"  # type: ignore[union-attr]
+    assert frontier.pop(PopRule(floor=math.inf)) is None
+    assert frontier.pop().url == "http://a/1"  # type: ignore[union-attr]
 
 
 def test_ties_pop_first_in_first_out() -> None:
@@ -423,7 +451,7 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, w
         else:
             busy = {f"h{i}" for i in range(4) if rng.random() < 0.4}
             barred = {f"h{i}" for i in range(4) if rng.random() < 0.2}
-            entry = frontier.pop(busy, window, wait=wait, barred=barred)
+            entry = frontier.pop(PopRule(busy, window, wait=wait, barred=barred))
             order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
             scores = {url: value for url, (value, _) in model.items()}
             best = expected_pop(order, scores, busy, window, wait, barred) or (None if window else next(iter(order), None))

@@ -151,13 +151,25 @@ def simulated_crawl(seed: int, fetches: int, links: int = 3000, explore: float =
     relevant = rng.random(links) < scores**3
     queue = list(np.argsort(-scores))
     estimator = RemainingEstimator(seed=seed)
-    estimator.observe(None, 1.0)  # a seed: counted as found, no score
+    estimator.observe(None, 1.0, url=f"{SITE}/")  # a seed: counted as found, no score
     for _ in range(fetches):
         i = queue.pop(int(rng.integers(len(queue)))) if rng.random() < explore else queue.pop(0)
-        estimator.observe(float(scores[i]), float(relevant[i]))
+        estimator.observe(float(scores[i]), float(relevant[i]), url=f"{SITE}/{i}")
     left = np.array(queue)
     sample = rng.choice(left, size=1000, replace=False)
-    return int(relevant[left].sum()), estimator.estimate(scores[sample].tolist(), len(left))
+    return int(relevant[left].sum()), estimator.estimate(on_site(scores[sample].tolist()), len(left))
+
+
+#: the one site of the simulated crawls, fetched enough to be no site barely sampled
+SITE = "http://s.test"
+
+
+def on_site(scores: list[float]) -> list[tuple[float, str]]:
+    return [(score, "s.test") for score in scores]
+
+
+def observe(estimator: RemainingEstimator, score: float, relevant: float, page: str | None = None) -> None:
+    estimator.observe(score, relevant, page, url=f"{SITE}/{estimator.fetches}")
 
 
 @pytest.mark.parametrize("fetches", [100, 300, 1000])
@@ -180,8 +192,9 @@ def test_the_interval_holds_the_estimate_even_where_every_draw_falls_below_it() 
     must still hold the estimate the summary prints beside it."""
     estimator = RemainingEstimator(seed=3)
     for _ in range(3):
-        estimator.observe(0.9, 1.0)
-    found = estimator.estimate([0.9] * 1000, 1000)
+        observe(estimator, 0.9, 1.0)
+    estimator.observe(None, 0.0, url=f"{SITE}/seed")  # a fourth page of the site: no site barely sampled
+    found = estimator.estimate(on_site([0.9] * 1000), 1000)
     assert found.expected == pytest.approx(1000.0)
     assert found.low <= found.expected <= found.high
 
@@ -195,11 +208,11 @@ def test_past_the_fetched_scores_the_interval_spans_all_the_monotone_fit_allows(
     that they are no worse: up to all."""
     relevant, irrelevant = RemainingEstimator(seed=5), RemainingEstimator(seed=5)
     for i in range(60):
-        relevant.observe(0.8 + i / 300, 1.0)
-        irrelevant.observe(0.8 + i / 300, 0.0)
-    below = relevant.estimate([0.1 + i / 2000 for i in range(1000)], 1000)
+        observe(relevant, 0.8 + i / 300, 1.0)
+        observe(irrelevant, 0.8 + i / 300, 0.0)
+    below = relevant.estimate(on_site([0.1 + i / 2000 for i in range(1000)]), 1000)
     assert below.expected == pytest.approx(1000) and below.low < 50
-    above = irrelevant.estimate([2.0] * 100, 100)
+    above = irrelevant.estimate(on_site([2.0] * 100), 100)
     assert above.expected == pytest.approx(0.0) and above.high > 90
 
 
@@ -213,8 +226,8 @@ def test_links_found_on_one_page_are_one_piece_of_evidence() -> None:
     estimator = RemainingEstimator(seed=3)
     for page, relevant in [("a", 1.0), ("b", 0.0), ("c", 0.0)]:
         for _ in range(20):
-            estimator.observe(0.5, relevant, found_on=f"http://h/{page}.html")
-    found = estimator.estimate([0.5] * 600, 600)
+            observe(estimator, 0.5, relevant, f"http://h/{page}.html")
+    found = estimator.estimate(on_site([0.5] * 600), 600)
     assert found.expected == pytest.approx(200.0)
     assert found.low < 100 and found.high > 350, found
 
@@ -225,8 +238,8 @@ def test_the_links_being_fetched_count_as_left_each_for_itself() -> None:
     the queue), and the rate of the next fetches is the queue's."""
     estimator = RemainingEstimator(seed=3)
     for score, relevant in [(0.9, 1.0)] * 20 + [(0.1, 0.0)] * 20:
-        estimator.observe(score, relevant)
-    found = estimator.estimate([0.1] * 10, 100, in_flight=[0.9] * 16)
+        observe(estimator, score, relevant)
+    found = estimator.estimate(on_site([0.1] * 10), 100, in_flight=[0.9] * 16)
     assert found.expected == pytest.approx(16.0) and found.in_flight == 16 and found.queued == 100
     assert found.low <= 16 <= found.high and found.rate_now == pytest.approx(0.0)
     last = estimator.estimate([], 0, in_flight=[0.9] * 4)  # the queue empty, the last pages on their way
@@ -237,7 +250,7 @@ def test_what_is_left_shrinks_and_the_rate_falls_as_the_crawl_takes_the_best_lin
     _, early = simulated_crawl(1, 100)
     _, late = simulated_crawl(1, 2000)
     assert late.expected < early.expected / 2 and late.rate_now < early.rate_now
-    assert RemainingEstimator().estimate([0.5], 10).expected == 0.0  # nothing fetched: nothing known
+    assert RemainingEstimator().estimate(on_site([0.5]), 10).expected == 0.0  # nothing fetched: nothing known
 
 
 def test_a_crawl_shows_what_is_left_and_stops_when_a_fetch_brings_too_little(webkb_replay: Any, tmp_path: Path) -> None:
@@ -313,3 +326,24 @@ def test_scrapy_train_learns_a_link_prior_on_a_users_own_labelled_corpus(tmp_pat
     assert "2 topics" in completed.stdout and "FOCUS_LEARNER_PRIOR=" in completed.stdout
     prior = prior_from_setting(str(tmp_path / "prior.npz"))
     assert prior is not None and dict(prior.named_weights())["shark_search"] > 0
+
+
+def test_links_of_a_site_the_crawl_barely_sampled_may_hold_anything() -> None:
+    """The trap of a topic spread over two sites: the crawl fetched sixty
+    pages of one site, where links scored 0.1 led to nothing, and one page of
+    the other — its index, with 111 links of that score. What the first site
+    taught says nothing of the second: its links' interval reaches all 111,
+    and what no link names there yet widens the interval in all past them;
+    once four of its pages were fetched, its links are priced as the rest."""
+    def estimate(pages_of_b: int) -> Any:
+        estimator = RemainingEstimator(seed=4)
+        for i in range(60):
+            estimator.observe(0.1 if i % 2 else 0.9, float(i % 2 == 0), url=f"http://a.test/{i}")
+        for i in range(pages_of_b):
+            estimator.observe(None, 0.0, url=f"http://b.test/{i}")
+        estimator.unseen.links([f"http://b.test/p{i}" for i in range(111)])
+        return estimator.estimate([(0.1, "b.test")] * 111 + [(0.1, "a.test")] * 50, 161)
+
+    barely, known = estimate(1), estimate(4)
+    assert barely.expected < 5 and barely.high >= 111 and barely.high_all > barely.high
+    assert known.high < 40 and known.high_all < barely.high_all

@@ -151,7 +151,10 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
     left = summary.get("remaining")
     if left:
         rows.append(("relevant pages left (estimated)",
-                     f"{left['expected']:.0f} ({left['low']:.0f}–{left['high']:.0f}), {left['rate_now']:.3f} per fetch now"))
+                     f"{left['expected']:.0f} ({left['low']:.0f}–{left['high']:.0f}) behind the links queued"
+                     + (f", up to {left['high_all']:.0f} in all, with those no link names yet"
+                        if "high_all" in left else "")
+                     + f"; {left['rate_now']:.3f} per fetch now"))
     if summary.get("elapsed_seconds") is not None:
         rows.append(("time", f"{summary['elapsed_seconds']:.0f} s, {summary.get('pages_per_second', 0):.1f} pages/s"))
     rows.append(("stopped because", str(summary.get("finish_reason", "unknown (no summary: still running, or killed)"))))

@@ -48,17 +48,20 @@ from crawlproject.distributed.membership import (
 from crawlproject.distributed.round_trips import RoundTrips
 from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
 from crawlproject.frontier.base import FrontierEntry, PushOutcome
+from crawlproject.frontier.pop_rule import ANY_SLOT
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.scrapy_private import wake_engine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Container
+    from collections.abc import Callable, Collection
     from typing import Self
 
     from redis import Redis
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.defer import Deferred
+
+    from crawlproject.frontier.pop_rule import PopRule
 
 logger = logging.getLogger(__name__)
 
@@ -250,20 +253,22 @@ class RedisFrontier:
             self._courier.send()
         return PushOutcome.PENDING
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
+    def pop(self, rule: PopRule = ANY_SLOT) -> FrontierEntry | None:
         """Off the reactor, a URL prefetched by an earlier round trip (the
         next one is asked for at half the prefetch; None while it is on its
         way: it wakes the engine when it lands). The prefetch is best first:
-        the best of a slot not in *skip*, with *window* among its first
-        *window* only, or (with *wait*) below them when the busy slots above
-        would keep it waiting longer (Frontier.pop)."""
+        *rule* is applied within it (Frontier.pop)."""
         if self.asynchronous:
             if len(self._trips.prefetched) <= self.prefetch // 2:
                 self._courier.send(pop=self.prefetch)
         elif not self._trips.prefetched:
             self._courier.send(pop=self.prefetch)  # our own links first, so the choice is global
-        return self._trips.prefetched.take(skip, window, hold, wait, barred)
+        entry = self._trips.prefetched.take(rule)
+        if entry is None and self._trips.prefetched.ask_for_explored():
+            self._courier.send(pop=1)  # the explored hosts' best come with it
+            if not self.asynchronous:
+                entry = self._trips.prefetched.take(rule)
+        return entry
 
     def claim(
         self, key: str, score: float, payload: Any = None, url: str | None = None, slot: str | None = None
@@ -325,7 +330,7 @@ class RedisFrontier:
     def _count_trips(self, trips: int) -> None:
         self._trips.count += trips
 
-    def sample_scores(self, count: int) -> list[float]:
+    def sample(self, count: int) -> list[tuple[float, str]]:
         """Off the reactor, the sample the last draw brought (none before the
         first lands); a new one is drawn in a thread meanwhile — a paused or
         slow Redis must not stop the crawl for the estimate of what is left."""

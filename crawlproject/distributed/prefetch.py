@@ -12,15 +12,19 @@ was prefetched.
 from __future__ import annotations
 
 import pickle
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawlproject.distributed.wire import parse_entry
-from crawlproject.frontier.base import FrontierEntry, drained_soon, within_reach
+from crawlproject.frontier.base import FrontierEntry
+from crawlproject.frontier.pop_rule import drained_soon, within_reach
 
 if TYPE_CHECKING:
-    from collections.abc import Container, Iterator
+    from collections.abc import Iterator
+
+    from crawlproject.frontier.pop_rule import PopRule
 
 
 class Prefetched:
@@ -31,6 +35,12 @@ class Prefetched:
         self._entries: deque[FrontierEntry] = deque()
         #: The hosts the worker's current diversity batch has used (the POP script's).
         self.batch_hosts: list[str] = []
+        #: The explored hosts (crawlproject.frontier.exploration) none of whose
+        #: URLs the last exploring take found here.
+        self._missing: list[str] = []
+        self._asked: tuple[list[str], float] = ([], 0.0)  # the explored hosts last asked for, and when
+        #: The hosts whose best the next POP brings too, wherever it ranks.
+        self.wanted: list[str] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -42,10 +52,22 @@ class Prefetched:
         self._entries.clear()
         self.batch_hosts = []
 
-    def take(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-             wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
-        """The entry the rule allows, out of the prefetch; None if none."""
+    def take(self, rule: PopRule) -> FrontierEntry | None:
+        """The entry *rule* allows, out of the prefetch; None if none."""
         entries = self._entries
+        self._missing = []
+        if rule.only is not None:
+            first: dict[str, int] = {}  # each host's best prefetched entry
+            for index, entry in enumerate(entries):
+                first.setdefault(urlsplit(entry.url).hostname or "", index)
+            for host in rule.only:
+                if host in first and host not in rule.busy:
+                    entry = entries[first[host]]
+                    del entries[first[host]]
+                    return entry
+            self._missing = [host for host in rule.only if host not in rule.busy]
+            return None
+        skip, window, hold, wait, barred = rule.busy, rule.window, rule.hold, rule.wait, rule.barred
         holders: set[str] = set()  # the hosts of the entries above: busy, or barred and passed over
         for index, entry in enumerate(entries):
             host = urlsplit(entry.url).hostname or ""
@@ -60,9 +82,24 @@ class Prefetched:
             if passed_over:
                 holders.add(host)
                 continue
+            if entry.score < rule.floor:
+                return None  # below the floor, as everything after it
             del entries[index]
             return entry
-        return None if window or hold or not entries else entries.popleft()
+        if window or hold or not entries or entries[0].score < rule.floor:
+            return None
+        return entries.popleft()
+
+    def ask_for_explored(self) -> bool:
+        """Whether a round trip should bring the explored hosts' best: the
+        last exploring take found none prefetched, and they were not asked
+        for in the last second (they may have none queued)."""
+        hosts, when = self._asked
+        if not self._missing or (hosts == self._missing and time.monotonic() - when < 1.0):
+            return False
+        self._asked = (self._missing, time.monotonic())
+        self.wanted = self._missing
+        return True
 
     def fill(self, result: list[Any]) -> tuple[int, list[tuple[str, float]]]:
         """Add what a POP brought: returns the URLs its host cap dropped, and

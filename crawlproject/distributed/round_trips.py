@@ -52,7 +52,11 @@ class RoundTrips:
         """What the next round trip sends, taken out of the buffers."""
         renew = (now_ms() + self.lease_ms, list(self.held)) if self.renewal_due and self.held else None
         self.renewal_due = False
-        popping = [pop, self.lease_ms, self.host_batch, *self.prefetched.batch_hosts] if pop else None
+        explore: list[str] = []
+        if pop:  # the explored hosts' best, wherever they rank (crawlproject.frontier.exploration)
+            explore, self.prefetched.wanted = self.prefetched.wanted, []
+        popping = [pop, self.lease_ms, self.host_batch, len(explore), *explore, *self.prefetched.batch_hosts] \
+            if pop else None
         return self.outbox.take(popping, renew)
 
     def execute(self, commands: list[tuple[str, list[Any]]]) -> list[Any]:

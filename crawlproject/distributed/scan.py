@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawlproject.distributed import scripts
 from crawlproject.distributed.wire import fingerprint, parse_entry
+from crawlproject.web.urls import host_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,7 +51,7 @@ class QueueReads:
         self._rescoring: Deferred[Any] | None = None  # a re-score running in a thread
         self._next_scorer: Scorer | None = None
         self._sampling: Deferred[Any] | None = None  # a sample on its way
-        self._last_sample: list[float] = []
+        self._last_sample: list[tuple[float, str]] = []
 
     def rescore(self, scorer: Scorer, keys: list[str] | None = None) -> None:
         self._prepare()
@@ -69,7 +70,7 @@ class QueueReads:
         self._rescoring.addCallbacks(self._count_trips, self._failed)
         self._rescoring.addBoth(self._rescored)
 
-    def sample(self, count: int) -> list[float]:
+    def sample(self, count: int) -> list[tuple[float, str]]:
         if self.in_thread is None:
             self._count_trips(1)
             return draw_sample(self.server, self.key, count)
@@ -87,8 +88,8 @@ class QueueReads:
         if scorer is not None:
             self.rescore(scorer)
 
-    def _sampled(self, scores: list[float]) -> None:
-        self._sampling, self._last_sample = None, scores
+    def _sampled(self, sample: list[tuple[float, str]]) -> None:
+        self._sampling, self._last_sample = None, sample
         self._count_trips(1)
 
     def _sample_failed(self, failure: Any) -> None:
@@ -154,12 +155,16 @@ def rescore_all(server: Any, key: str, run: Scripts, scorer: Callable[[str, floa
             return trips
 
 
-def draw_sample(server: Any, key: str, count: int) -> list[float]:
-    """The scores of up to *count* queued URLs, drawn at random."""
+def draw_sample(server: Any, key: str, count: int) -> list[tuple[float, str]]:
+    """Up to *count* queued URLs drawn at random: (score, host)."""
     drawn = server.zrandmember(f"{key}:queue", count, withscores=True) or []
     if drawn and not isinstance(drawn[0], list | tuple):  # RESP2: member, score, member, score…
         drawn = list(zip(drawn[::2], drawn[1::2], strict=True))
-    return [-float(score) for _, score in drawn]
+    if not drawn:
+        return []
+    entries = server.hmget(f"{key}:entries", [member[12:] for member, _ in drawn])  # the member ends with the fp
+    return [(-float(score), host_of(parse_entry(entry.decode())[0]) if entry else "")
+            for (_, score), entry in zip(drawn, entries, strict=True)]
 
 
 def queued_keys(server: Any, key: str) -> set[str]:

@@ -29,6 +29,7 @@ Three kinds of query (the keywords a crawler gets):
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import random
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawlproject.corpus.labels import is_relevant
 from crawlproject.web.text import STOPWORDS, TermAnalyzer
+from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -65,6 +67,10 @@ class Topic:
     targets: list[str]  # relevant pages that are not seeds
     relevant_count: int
     description: str = field(repr=False, default="")
+    #: The topic's relevant pages, named one by one (canonical URLs) where
+    #: they are no category of the labels: a topic spread over several sites
+    #: (:func:`spread_topics`). Empty: the category and everything below it.
+    members: list[str] = field(repr=False, default_factory=list)
 
     @property
     def query(self) -> str:
@@ -225,7 +231,41 @@ def _neighbors(
 
 
 def relevant_set(topic: Topic, corpus: Corpus) -> set[str]:
+    if topic.members:
+        return set(topic.members) & set(corpus.text)
     return {u for u in corpus.text if is_relevant(corpus.category(u), (topic.category,))}
+
+
+def spread_topics(corpus: Corpus, spec: Path) -> list[Topic]:
+    """The topics a spec file names (``bench/topics/*.json``): each with its
+    query, its seeds (Task 1: the index pages of the sites it spans) and its
+    relevant pages — the corpus pages one of its patterns matches, a shell
+    glob over the URL or ``category:`` and a label prefix. No Task 2: the
+    seeds are no relevant pages, as a user names a topic's sites."""
+    try:
+        data = json.loads(spec.read_text(encoding="utf-8"))
+        entries = data["topics"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{spec}: not a topics spec ({exc}); expected {{\"topics\": [{{\"id\", \"query\", "
+                         "\"seeds\", \"relevant\"}}, …]}}") from None
+    topics = []
+    for entry in entries:
+        members = sorted(url for url in corpus.text if any(_matches(url, corpus, p) for p in entry["relevant"]))
+        if not members:
+            raise ValueError(f"{spec}: topic {entry['id']!r} matches no page of the corpus")
+        seeds = [canonicalize(url) for url in entry["seeds"]]
+        targets = [url for url in members if url not in set(seeds)]
+        topics.append(Topic(
+            id=entry["id"], category=entry["id"], keywords=category_keywords(entry["query"]), seeds=seeds,
+            neighbors=[], targets=targets, relevant_count=len(members), members=members,
+        ))
+    return topics
+
+
+def _matches(url: str, corpus: Corpus, pattern: str) -> bool:
+    if pattern.startswith("category:"):
+        return is_relevant(corpus.category(url), (pattern.removeprefix("category:"),))
+    return fnmatch.fnmatchcase(url, canonicalize(pattern) if "*" not in pattern else pattern)
 
 
 def write_topics(topics: Iterable[Topic], path: Path) -> None:

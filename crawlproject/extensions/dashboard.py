@@ -202,7 +202,7 @@ class CrawlDashboard:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         if not full:
             return self.watch.snapshot(stats, [], {})
-        samples = self.frontier.sample(2000)
+        samples = [score for score, _ in self.frontier.sample(2000)]
         focus = getattr(self.crawler.spider, "focus", None)
         learning = focus.describe_learning() if focus is not None else {}
         state = self.watch.snapshot(stats, samples, learning)

@@ -43,6 +43,7 @@ from scrapy import signals
 from twisted.internet import task
 
 from crawlproject import config
+from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.corpus.output import CrawlOutput
@@ -54,6 +55,7 @@ from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web import meta as keys
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Self
 
@@ -112,7 +114,7 @@ class CrawlProgress:
         self.remaining_history: list[dict[str, float | int]] = []
         self.last_remaining: Remaining | None = None
         #: the queue's scores the last estimate sampled (the scheduler cannot be read once the crawl closes)
-        self._queue_sample: list[float] = []
+        self._queue_sample: list[tuple[float, str]] = []
         self.report = False  # write report.html at the end (FOCUS_REPORT)
         #: the timer's line and a budget step's never both at once: neither
         #: comes this soon after the other's (steps among themselves all come)
@@ -151,7 +153,12 @@ class CrawlProgress:
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)
         crawler.signals.connect(extension.response_received, signals.response_received)
+        crawler.signals.connect(extension.page_judged, focus_signals.page_judged)
         return extension
+
+    def page_judged(self, links: Sequence[str] = ()) -> None:
+        """A page's links, for the pages no link names yet (crawlproject.models.unseen)."""
+        self.remaining.unseen.links(links)
 
     def spider_opened(self, spider: Spider) -> None:
         self.started = time.monotonic()
@@ -204,15 +211,16 @@ class CrawlProgress:
             return  # a plain spider: no scores, no topic
         if self.remaining_from == "judge" and focus.judge is None:
             return  # breadth-first, the oracles, …: no verdicts to estimate from (a "left: unknown" forever)
-        relevant = 0.0
+        relevant, page = 0.0, ""
         if item.get("status") == 200 and not item.get("near_duplicate_of"):
+            page = item.get("canonical_url", "")
             if self.remaining_from == "labels":
                 assert self.labels is not None
                 relevant = float(is_relevant(self.labels.get(item.get("canonical_url", "")), self.relevant))
             else:
                 relevance = item.get("relevance")  # the judge's verdict: a crawl without a judge returned above
                 relevant = focus.expected_relevant(relevance) if relevance is not None else 0.0
-        self.remaining.observe(item.get("score"), relevant, item.get("parent_url"))
+        self.remaining.observe(item.get("score"), relevant, item.get("parent_url"), page)
         every = REMAINING_EVERY if self.fetched <= 1000 else 10 * REMAINING_EVERY  # a long crawl: less often
         if self.fetched % every == 0:
             found = self.estimate_remaining()
@@ -278,7 +286,8 @@ class CrawlProgress:
         if self.last_remaining is not None:
             left = self.last_remaining
             if left.found > 0:
-                parts.append(f"left ≈ {left.expected:.0f} ({left.low:.0f}–{left.high:.0f}), {left.rate_now:.3f}/fetch")
+                parts.append(f"left ≈ {left.expected:.0f} ({left.low:.0f}–{left.high:.0f}) in the queue, "
+                             f"up to {left.high_all:.0f} in all, {left.rate_now:.3f}/fetch")
             else:  # nothing to learn from: not "0 left"
                 parts.append(f"left: unknown (no page relevant by the {self.remaining_from} yet)")
         last_score = stats.get_value("frontier/last_score")

@@ -22,13 +22,16 @@ new scores to everything queued.
 from __future__ import annotations
 
 import enum
-import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from crawlproject.frontier.pop_rule import ANY_SLOT
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Container
+    from collections.abc import Callable, Collection
 
     from twisted.internet.defer import Deferred
+
+    from crawlproject.frontier.pop_rule import PopRule
 
 
 class PushOutcome(enum.Enum):
@@ -83,47 +86,6 @@ class FrontierEntry(NamedTuple):
     url: str  #: the URL to fetch, as it was found (== key when they agree)
 
 
-def drained_soon(above: int, holders: int, window: int, wait: float) -> bool:
-    """Whether a free host's best URL below the pages objective's window is
-    better left to wait (Frontier.pop): the *above* URLs that rank above it,
-    on *holders* busy hosts each fetching one per delay, drain past it — it
-    enters the window — within *wait* of those delays. It waits
-    (above − window + 1) / holders delays.
-
-    >>> drained_soon(16, 1, 16, wait=1), drained_soon(40, 1, 16, wait=1)
-    (False, False)
-    >>> drained_soon(17, 4, 16, wait=1), drained_soon(20, 4, 16, wait=1)
-    (True, False)
-    """
-    return above - window + 1 < wait * holders
-
-
-def needed_above(holders: int, window: int, wait: float) -> int:
-    """How many URLs above a free host's best make it too long a wait
-    (:func:`drained_soon` is False from there): a walk counting them may stop
-    at this many.
-
-    >>> needed_above(1, 16, 1.0), needed_above(4, 16, 1.0), needed_above(3, 16, 0.5)
-    (16, 19, 17)
-    """
-    return window - 1 + math.ceil(wait * holders)
-
-
-def within_reach(score: float, best: float, window_last: float) -> bool:
-    """Whether a URL below the window is worth a free host's fetch by value:
-    its *score* no further below the window's last (the N-th best) than the
-    window's *best* is above it, or than half the last's own size (a window
-    of ties has no spread) — a host whose best is far below what the window
-    holds (an off-topic host's) never reaches.
-
-    >>> within_reach(0.5, best=0.8, window_last=0.6), within_reach(0.1, best=0.8, window_last=0.6)
-    (True, False)
-    >>> within_reach(0.4, best=0.6, window_last=0.6), within_reach(0.2, best=0.6, window_last=0.6)
-    (True, False)
-    """
-    return score >= window_last - max(best - window_last, abs(window_last) / 2)
-
-
 class Frontier(Protocol):
     """A bounded, deduplicating, best-first queue of URLs with leases.
 
@@ -170,24 +132,13 @@ class Frontier(Protocol):
         """
         ...
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
-        """Lease and return the best URL the diversity rule allows, or
-        ``None`` when nothing is queued. A URL of a download slot in *skip*
-        (busy now) is taken only when every slot with URLs is in it — never
-        with *hold*: ``None`` then.
-
-        With *window* > 0 (a crawl whose budget is pages) a URL of a slot
-        not in *skip* is taken only when fewer than *window* queued URLs rank
-        above it, and none is taken from a slot in *skip*: ``None`` then,
-        though URLs are queued — the best wait for their slots. With *wait*
-        > 0 the best free slot's best URL below the window is also taken when
-        the busy slots holding the URLs above it would not drain past it
-        within *wait* of their delays (:func:`drained_soon`) and its score is
-        :func:`within_reach` of the window's; never a slot in *barred* (the
-        scheduler's: crawlproject.frontier.host_harvest): the next free
-        slot's best is considered instead. A backend that prefetches may count within
-        what it prefetched."""
+    def pop(self, rule: PopRule = ANY_SLOT) -> FrontierEntry | None:
+        """Lease and return the best URL *rule* allows (:class:`PopRule`:
+        which download slots are busy, how far down the queue a free one may
+        reach, or which slots alone may give), under the diversity rule, or
+        ``None`` — when nothing is queued, or when the URLs the rule allows
+        wait for their slots. A backend that prefetches may count within what
+        it prefetched."""
         ...
 
     def claim(
@@ -218,9 +169,10 @@ class Frontier(Protocol):
         score ``scorer(key, score, payload)``, higher or lower."""
         ...
 
-    def sample_scores(self, count: int) -> list[float]:
-        """The scores of up to *count* queued URLs, drawn at random (what
-        the dashboard charts of the queue)."""
+    def sample(self, count: int) -> list[tuple[float, str]]:
+        """Up to *count* queued URLs drawn at random, each as its score and
+        its download slot (what the dashboard charts of the queue, and what
+        the estimate of what is left reads per site)."""
         ...
 
     def __len__(self) -> int:

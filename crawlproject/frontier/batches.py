@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from collections import deque
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from crawlproject.frontier.pop_rule import PopRule
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from crawlproject.frontier.base import Frontier, FrontierEntry
 
 
@@ -19,14 +24,22 @@ class BestNFirstBatches:
         self._batch: deque[FrontierEntry] = deque()
         self._outstanding: set[str] = set()  # keys of the batch not finished yet
 
-    def next(self, frontier: Frontier) -> FrontierEntry | None:
+    def next(self, frontier: Frontier, exploring: Callable[[], Collection[str]] = list) -> FrontierEntry | None:
         """The next entry of the current batch; a new batch only when the
-        last one is finished; ``None`` while it is not."""
+        last one is finished; ``None`` while it is not. A batch takes the
+        best of each slot *exploring* names first, one each
+        (crawlproject.frontier.exploration), then the best of all."""
         if not self._batch:
             if self._outstanding:
                 return None
+            explored: set[str] = set()
             while len(self._batch) < self.size:
-                entry = frontier.pop()
+                explore = [slot for slot in exploring() if slot not in explored]
+                entry = frontier.pop(PopRule(only=explore)) if explore else None
+                if entry is not None:
+                    explored.add(urlsplit(entry.url).hostname or "")
+                else:
+                    entry = frontier.pop()
                 if entry is None:
                     break
                 self._batch.append(entry)

@@ -132,6 +132,10 @@ class ItemTables:
     def slot_index(self, slot: str) -> int:
         return _interned(self.slot_names, self._slot_index, slot, self.on_new_slot)
 
+    def known_slot(self, slot: str) -> int | None:
+        """The index of a slot some item was packed with; None if none was."""
+        return self._slot_index.get(slot)
+
     def pack(
         self, order: int, tie: int, key: bytes, payload: Any, url: str | None, slot: str | None = None
     ) -> bytes:

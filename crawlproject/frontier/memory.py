@@ -41,6 +41,7 @@ from crawlproject.frontier.items import (
 )
 from crawlproject.frontier.journal import JobJournal
 from crawlproject.frontier.leases import MemoryLeases
+from crawlproject.frontier.pop_rule import ANY_SLOT
 from crawlproject.frontier.rescoring import BULK_SHARE, moved_items
 from crawlproject.frontier.seen import seen_set_settings
 from crawlproject.frontier.slot_queue import SlotQueue
@@ -48,11 +49,13 @@ from crawlproject.frontier.spill import SpillStore
 from crawlproject.frontier.ties import TieKeys, scrapy_tie_order
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Container, Iterator
+    from collections.abc import Callable, Collection, Iterator
     from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from crawlproject.frontier.pop_rule import PopRule
 
 logger = logging.getLogger(__name__)
 
@@ -218,16 +221,11 @@ class MemoryFrontier:
         self._journal.queued(fp, item)
         return outcome
 
-    def pop(self, skip: Container[str] = (), window: int = 0, hold: bool = False,
-            wait: float = 0.0, barred: Container[str] = ()) -> FrontierEntry | None:
-        """The best URL, from a download slot not in *skip* when any other
-        slot has URLs (a slot that cannot take a request now); with *hold*
-        only from one not in *skip*; with *window*, only one that fewer than
-        *window* queued URLs rank above, or (with *wait*) one the busy slots
-        above would keep waiting longer (Frontier.pop)."""
+    def pop(self, rule: PopRule = ANY_SLOT) -> FrontierEntry | None:
+        """The best URL *rule* allows (Frontier.pop, crawlproject.frontier.pop_rule)."""
         for fp, back in self._bound.refill():
             self._enqueue(fp, back)
-        item = self._order.pop(self._take, skip, window, hold or window > 0, wait, barred)
+        item = self._order.pop(self._take, rule)
         return None if item is None else self._tables.entry(item, self.fifo)
 
     def claim(
@@ -288,10 +286,12 @@ class MemoryFrontier:
             for fp, item in moved:
                 self._journal.queued(fp, item)  # appended: a rewrite would read every spilled URL
 
-    def sample_scores(self, count: int) -> list[float]:
+    def sample(self, count: int) -> list[tuple[float, str]]:
         if self.fifo or not self._entries:
             return []
-        return [score_of(HEADER.unpack_from(item)[0]) for item in self._order.sample(self._entries.values(), count)]
+        slots = self._tables.slot_names
+        return [(score_of(HEADER.unpack_from(item)[0]), slots[ItemTables.slot_of(item)])
+                for item in self._order.sample(self._entries.values(), count)]
 
     def __len__(self) -> int:
         return len(self._entries) + (len(self._spill) if self._spill is not None else 0)

@@ -208,11 +208,11 @@ class FrontierScheduler(BaseScheduler):
             if self.budget is not None and self.budget.spent():
                 return None  # the pages in flight may still fill the budget
             if self.batches is not None:
-                entry = self.batches.next(self.frontier)
+                entry = self.batches.next(self.frontier, self.objective.exploring)
             else:
                 entry, busy = self.objective.pop(self.frontier)
             if entry is None:
-                if busy and len(self.frontier):
+                if (busy or self.objective.waiting_for_seeds()) and len(self.frontier):
                     # The URLs wait for their slots: not idle (a download's end
                     # or the wake-up asks again), so no flush — on a shared
                     # frontier that would be a round trip per download.
@@ -360,6 +360,7 @@ class FrontierScheduler(BaseScheduler):
         if fetch.in_flight > 0:
             return
         del self._fetches[lease]
+        self.objective.settled(lease)
         if self.budget is not None and not fetch.responded:
             self.budget.settled()  # failed: its place in the budget is free again
         if not fetch.responded:
@@ -379,9 +380,9 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.rescore(lambda key, score, payload: scorer(page_of_lease(key), score, meta_of(payload)), keys)
         self.stats.inc_value("frontier/rescored" if keys is None else "frontier/rescored_some")
 
-    def sample_scores(self, count: int) -> list[float]:
-        """Scores of up to *count* queued URLs, drawn at random."""
-        return self.frontier.sample_scores(count)
+    def sample(self, count: int) -> list[tuple[float, str]]:
+        """Up to *count* queued URLs drawn at random: (score, download slot)."""
+        return self.frontier.sample(count)
 
     def in_flight_scores(self) -> list[float]:
         """Scores of the URLs being fetched now (out of the queue)."""

@@ -18,14 +18,17 @@ popped item is leased after all.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from typing import TYPE_CHECKING
 
-from crawlproject.frontier.base import drained_soon, needed_above, within_reach
 from crawlproject.frontier.items import HEADER, ItemTables, score_of
+from crawlproject.frontier.pop_rule import drained_soon, needed_above, within_reach
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Container, Iterable
+    from collections.abc import Callable, Collection, Container, Iterable, Sequence
+
+    from crawlproject.frontier.pop_rule import PopRule
 
 
 class SlotQueue:
@@ -92,11 +95,14 @@ class SlotQueue:
         wanted = min(len(heap), -(-count * len(heap) // len(items)))  # ≈ count live ones
         return [item for item in random.sample(heap, wanted) if self._live(item)]
 
-    def pop(self, take: Callable[[bytes], bool], skip: Container[str] = (), window: int = 0,
-            hold: bool = False, wait: float = 0.0, barred: Container[str] = ()) -> bytes | None:
-        """The best live item the rules allow (Frontier.pop), out of its heap;
+    def pop(self, take: Callable[[bytes], bool], rule: PopRule) -> bytes | None:
+        """The best live item *rule* allows (Frontier.pop), out of its heap;
         *take* says whether it is leased (False: dropped, and the next one is
         tried)."""
+        if rule.only is not None:
+            return self._pop_only(take, rule.only, rule.busy)
+        skip, window, hold, wait, barred = rule.busy, rule.window, rule.hold or rule.window > 0, rule.wait, rule.barred
+        floor = rule.floor
         queue, slots = self._queue, self._tables.slot_names
         skipped: list[tuple[bytes, int]] = []  # busy slots (and barred ones passed over), best first
         try:
@@ -119,6 +125,9 @@ class SlotQueue:
                     top, slot = skipped.pop(0)  # every slot is busy: the best URL anyway
                 else:
                     return None
+                if floor > -math.inf and _score(top) < floor:
+                    skipped.append((top, slot))  # put back: below the floor, as everything after it
+                    return None
                 del self._top[slot]
                 live = self._clean_top(slot)
                 if live is None:
@@ -135,6 +144,32 @@ class SlotQueue:
         finally:
             for top, slot in skipped:
                 heapq.heappush(queue, (top, slot))
+
+    def _pop_only(self, take: Callable[[bytes], bool], only: Sequence[str], busy: Container[str]) -> bytes | None:
+        """The best live item of the first slot *only* names that is not
+        *busy* (nor resting in the current diversity batch) and holds one,
+        whatever its rank."""
+        while True:
+            for name in only:
+                slot = self._tables.known_slot(name)
+                if slot is None or slot in self._resting or name in busy:
+                    continue
+                top = self._clean_top(slot)
+                if top is not None:
+                    break
+            else:
+                return None
+            heapq.heappop(self._heaps[slot])
+            self.size -= 1
+            if self._top.get(slot) is top:  # its place in the slot queue moves to its next best
+                del self._top[slot]
+                following = self._clean_top(slot)
+                if following is not None:
+                    self._queue_slot(slot, following)
+            taken = take(top)
+            self._after_pop(slot)
+            if taken:
+                return top
 
     def _may_go(self, top: bytes, slot: str, skipped: list[tuple[bytes, int]], window: int, wait: float,
                 barred: Container[str]) -> bool:

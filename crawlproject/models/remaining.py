@@ -27,20 +27,26 @@ setting.
 It needs links fetched across the range of scores — the link learner's
 exploring share (FOCUS_LEARNER_EXPLORE) gives them; a pure best-first
 crawl sees only its top scores and extrapolates their level down.
-What it does not count: relevant pages no fetched page links to yet. On a
-web the crawl has only begun, those are most of the topic, and the
-estimate is a floor; as the crawl covers its sites it approaches the whole.
+
+What is left *in all* adds the relevant pages no fetched page links to yet
+(crawlproject.models.unseen: per site, the pages its links met once and
+twice say it has not named, each worth what the site's queued links are):
+an upper end only — on a web the crawl has only begun, or a site it fetched
+one page of, those may be most of the topic, or nothing.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import isotonic_regression  # at start-up: not an import's pause mid-crawl
+
+from crawlproject.models.unseen import UnseenPages
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,6 +55,13 @@ if TYPE_CHECKING:
 KEPT = 2000
 #: The share of the queue (by score) that is "the next fetches" for the rate now.
 NEXT_SHARE = 0.05
+#: A site the crawl fetched a page of but fewer than this is barely sampled:
+#: its queued links, and its pages no link names yet, may hold anything (its
+#: links' scores say what other sites' pages were worth; exploration probes
+#: four pages of every seed's site, FOCUS_EXPLORE_PROBES). A site never
+#: fetched is priced by its links' scores, as the crawl found them: most of
+#: a page's links to other sites lead off the topic.
+BARELY_SAMPLED = 4
 
 
 @dataclass(frozen=True)
@@ -63,13 +76,17 @@ class Remaining:
     rate_now: float  # expected relevant pages per fetch of the next fetches
     queued: int
     in_flight: int = 0  # links being fetched (counted in expected, low and high)
+    #: the most relevant pages left in all: behind the queued links, and where
+    #: no link names a page yet (crawlproject.models.unseen) — an upper end
+    #: only: of those nothing is known but that they may be there
+    high_all: float = 0.0
 
     def as_dict(self) -> dict[str, float | int]:
         return {key: round(value, 3) if isinstance(value, float) else value for key, value in asdict(self).items()}
 
     def __str__(self) -> str:
         return (f"{self.expected:.0f} relevant left in the queue ({self.low:.0f}–{self.high:.0f}), "
-                f"{self.rate_now:.3f} per fetch next")
+                f"up to {self.high_all:.0f} in all, {self.rate_now:.3f} per fetch next")
 
 
 class RemainingEstimator:
@@ -85,15 +102,20 @@ class RemainingEstimator:
         self.found = 0.0
         self.fetches = 0
         self._scored = 0  # fetched links with a score
+        #: what no fetched page links to yet
+        self.unseen = UnseenPages()
 
-    def observe(self, score: float | None, relevant: float, found_on: str | None = None) -> None:
+    def observe(self, score: float | None, relevant: float, found_on: str | None = None, url: str = "") -> None:
         """A fetch: the link's score when it was fetched (None: a seed, which
         tells nothing of scores), the probability its page is relevant (0
-        for a dead end) and the page the link was found on (links of one
-        page are resampled together; None: a link of its own)."""
+        for a dead end), the page the link was found on (links of one
+        page are resampled together; None: a link of its own) and the page's
+        own URL (its site's share of relevant pages)."""
         relevant = min(max(float(relevant), 0.0), 1.0)
         self.fetches += 1
         self.found += relevant
+        if url:
+            self.unseen.fetched(url)
         if score is None or not math.isfinite(score):
             return
         self._scored += 1
@@ -108,17 +130,19 @@ class RemainingEstimator:
             if slot < KEPT:
                 self.scores[slot], self.outcomes[slot], self.groups[slot] = float(score), relevant, group
 
-    def estimate(self, queued_scores: Sequence[float], queued: int, in_flight: Sequence[float] = ()) -> Remaining:
-        """The relevant pages behind *queued* links, of which
-        *queued_scores* is a random sample of the scores (all of them, or a
-        sample: it is scaled to *queued*), and behind the links being
-        fetched now, *in_flight* (every one's score: found and not fetched
-        yet, as the queued ones)."""
-        sampled = np.array([s for s in queued_scores if math.isfinite(s)], dtype=float)
+    def estimate(self, queued_sample: Sequence[tuple[float, str]], queued: int,
+                 in_flight: Sequence[float] = ()) -> Remaining:
+        """The relevant pages behind *queued* links, of which *queued_sample*
+        is a random sample (score, site: all of them, or a sample scaled to
+        *queued*), behind the links being fetched now, *in_flight* (every
+        one's score: found and not fetched yet, as the queued ones), and in
+        all (with what no link names yet)."""
+        kept = [(score, site) for score, site in queued_sample if math.isfinite(score)] if queued > 0 else []
+        sampled = np.array([score for score, _ in kept], dtype=float)
+        sites = [site for _, site in kept]
         fetching = np.array([s for s in in_flight if math.isfinite(s)], dtype=float)
-        if queued <= 0:
-            sampled = sampled[:0]
         queued = max(queued, 0)
+        tail = (1 - self.level) / 2
         if sampled.size + fetching.size == 0 or not self.scores:
             return Remaining(self.fetches, self.found, 0.0, 0.0, 0.0, 0.0, queued, fetching.size)
         # The fetched links by distinct score (ties pooled), once; a resample only reweighs them.
@@ -126,10 +150,12 @@ class RemainingEstimator:
         outcomes = np.array(self.outcomes)
         rng = np.random.default_rng(self.seed + self.fetches)
         # Each sampled queued link stands for queued / sampled of them; a link in flight for itself.
+        fetched_on = self.unseen.fetched_pages()
+        barely = np.array([0 < fetched_on.get(site, 0) < BARELY_SAMPLED for site in sites] + [False] * fetching.size)
         sample = np.concatenate([sampled, fetching])
         counts = np.concatenate([np.full(sampled.size, queued / max(sampled.size, 1)), np.ones(fetching.size)])
         order = np.argsort(sample)  # sorted, np.interp finds each score's place from the last one's (~3× faster)
-        sample, counts = sample[order], counts[order]
+        sample, counts, barely = sample[order], counts[order], barely[order]
 
         def regression(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             """The fetched levels, their fitted Pr(relevant) and their weights,
@@ -143,12 +169,14 @@ class RemainingEstimator:
             """Pr(relevant) of each score of *sample*, each fitted level drawn
             from its posterior: the least and the most the monotone assumption
             allows past the fetched scores (below the lowest: from 0 up to its
-            level; above the highest: from its level up to 1)."""
+            level; above the highest: from its level up to 1) — and anything
+            on a site the crawl barely sampled (its scores say what the other
+            sites' pages were worth)."""
             at, fit, weights = regression(times)
             least = np.interp(sample, at, posterior_draw(fit, weights, rng))
             most = least.copy()
-            least[sample < at[0]] = 0.0
-            most[sample > at[-1]] = 1.0
+            least[(sample < at[0]) | barely] = 0.0
+            most[(sample > at[-1]) | barely] = 1.0
             return least, most
 
         at, fit, _ = regression(np.ones(len(outcomes)))
@@ -172,15 +200,33 @@ class RemainingEstimator:
             draws = rng.random(sample.size)
             lows.append(float((draws < least) @ counts))
             highs.append(float((draws < most) @ counts))
-        tail = (1 - self.level) / 2
         low, high = float(np.quantile(lows, tail)), float(np.quantile(highs, 1 - tail))
         # The plug-in fit may sit outside its own draws (a level of 1.0 over a
         # few fetches: every posterior draw is below it): the interval holds it.
         low, high = min(low, expected), max(high, expected)
+        # in all: each resample's queue and a draw of what no link names yet
+        unseen = self.unseen.draws(self.resamples, rng, self._shares(sites, np.interp(sampled, at, fit), fetched_on))
+        high_all = max(float(np.quantile(np.array(highs) + unseen, 1 - tail)), high)
         # the next fetches: the best of the queue (those in flight are fetched already)
         best = np.sort(sampled)[-max(1, math.ceil(sampled.size * NEXT_SHARE)):]
         rate_now = float(np.interp(best, at, fit).mean()) if sampled.size else 0.0
-        return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued, fetching.size)
+        return Remaining(self.fetches, self.found, expected, float(low), float(high), rate_now, queued, fetching.size,
+                         high_all)
+
+    @staticmethod
+    def _shares(sites: list[str], probabilities: np.ndarray, fetched_on: dict[str, int]) -> dict[str, tuple[float, float]]:
+        """What a page no link names yet is worth, per site a queued link
+        still leads to: the Beta of the share its sampled queued links are
+        expected to hold (the pages past the frontier are like it) — or
+        Beta(½, ½), anything, where the crawl barely sampled the site."""
+        mass: dict[str, float] = defaultdict(float)
+        links: dict[str, int] = defaultdict(int)
+        for site, probability in zip(sites, probabilities, strict=True):
+            mass[site] += float(probability)
+            links[site] += 1
+        return {site: (0.5, 0.5) if 0 < fetched_on.get(site, 0) < BARELY_SAMPLED else (mass[site] + 0.5,
+                                                                                           links[site] - mass[site] + 0.5)
+                for site in links}
 
 
 def posterior_draw(fit: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -135,7 +135,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         # Its budget is pages: a ready download slot takes a URL only among
         # the best queued, never a poor one because its host is free
         # (crawlproject.frontier.scheduler; plain spiders keep filling slots).
-        for name, value in {**FOCUS_TIE_ORDER, "FOCUS_OBJECTIVE": "pages"}.items():
+        # Every seed's site, and every site that pays, is explored before the
+        # crawl commits to one (crawlproject.frontier.exploration).
+        for name, value in {**FOCUS_TIE_ORDER, "FOCUS_OBJECTIVE": "pages", "FOCUS_EXPLORE": True}.items():
             if settings.getpriority(name) in (None, 0):  # a project's or crawl's own choice wins
                 settings.set(name, value, priority="spider")
 
@@ -298,7 +300,9 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         relevant = self.focus.relevant(relevance)
         if ok:
             assert self.crawler is not None
-            self.crawler.signals.send_catch_log(focus_signals.page_judged, request=response.request, relevant=relevant)
+            self.crawler.signals.send_catch_log(
+                focus_signals.page_judged, request=response.request, relevant=relevant, relevance=relevance,
+                links=[link.key for link in page.links])
         else:
             self.focus.on_dead_end(page.key, page.meta, response.status)
         links = page.links if ok and copy_of is None else []  # a copy's links were followed on its original

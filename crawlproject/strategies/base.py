@@ -111,6 +111,11 @@ class CrawlStrategy(ABC):
     #: binds the strategy: those that learn what pages are worth. The naive
     #: baselines do not: they stay what the literature measured.
     bound_by_home: ClassVar[bool] = False
+    #: Whether the crawl explores the sites of its seeds before it commits
+    #: (crawlproject.frontier.exploration): every strategy whose order the
+    #: verdicts shape. The baselines keep theirs: a blind or random order, an
+    #: oracle's ceiling.
+    explores: ClassVar[bool] = True
     #: The score of a link that leaves a site-bound topic's home: below every
     #: score the strategy gives a link at home (the factory's Focus applies it).
     OFF_HOME: ClassVar[float | None] = -1000.0

@@ -40,6 +40,7 @@ _UNREACHABLE = 1_000_000  # no relevant page can be reached from here
 
 class RandomStrategy(CrawlStrategy):
     name = "random"
+    explores = False
 
     def __init__(self, topic: Topic, analyzer: TermAnalyzer, seed: int = 0, frontier: FrontierPort | None = None):
         super().__init__(topic, analyzer, frontier)
@@ -68,6 +69,7 @@ def _relevant_from_settings(settings: BaseSettings, strategy: str) -> tuple[dict
 
 class OneStepOracleStrategy(CrawlStrategy):
     name = "oracle"
+    explores = False
 
     def __init__(
         self, topic: Topic, analyzer: TermAnalyzer, relevant_urls: set[str], frontier: FrontierPort | None = None,
@@ -91,6 +93,7 @@ class OneStepOracleStrategy(CrawlStrategy):
 
 class PathOracleStrategy(CrawlStrategy):
     name = "path-oracle"
+    explores = False
 
     def __init__(
         self,

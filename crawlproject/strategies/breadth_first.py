@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 class BreadthFirstStrategy(CrawlStrategy):
     name = "breadth-first"
     blind = True
+    explores = False
 
     def score_links(self, page: Page, relevance: float | None) -> Sequence[float]:
         return [0.0] * len(page.links)

@@ -69,6 +69,13 @@ class Focus:
         self.strategy.fetching(key)
 
     @property
+    def explores(self) -> bool:
+        """Whether the crawl explores its seeds' sites before it commits
+        (crawlproject.frontier.exploration): it judges its pages, and its
+        strategy is no baseline."""
+        return self.judge is not None and self.strategy.explores
+
+    @property
     def batches(self) -> bool:
         """Whether the judge judges best a batch of pages at a time (the
         spider then gathers fetched pages in micro-batches: :meth:`prepare`)."""

@@ -24,6 +24,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from crawlproject.frontier.scheduler import open_scheduler
+from crawlproject.web.urls import host_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -42,8 +43,8 @@ class FrontierPort(Protocol):
         ``scorer(url, score, meta)`` → the URL's new score, where meta is
         the queued request's (read it, do not change it)."""
 
-    def sample(self, count: int) -> list[float]:
-        """Scores of up to *count* queued URLs, drawn at random."""
+    def sample(self, count: int) -> list[tuple[float, str]]:
+        """Up to *count* queued URLs drawn at random: (score, download slot)."""
 
     def in_flight(self) -> list[float]:
         """Scores of the URLs being fetched now (out of the queue)."""
@@ -79,9 +80,9 @@ class CrawlerFrontier:
         if scheduler is not None:
             scheduler.rescore(scorer, keys)
 
-    def sample(self, count: int) -> list[float]:
+    def sample(self, count: int) -> list[tuple[float, str]]:
         scheduler = self._scheduler()
-        return scheduler.sample_scores(count) if scheduler is not None else []
+        return scheduler.sample(count) if scheduler is not None else []
 
     def in_flight(self) -> list[float]:
         scheduler = self._scheduler()
@@ -124,8 +125,8 @@ class DetachedFrontier:
             score, meta = self.queued[key]
             self.queued[key] = (scorer(key, score, meta), meta)
 
-    def sample(self, count: int) -> list[float]:
-        return [score for score, _ in list(self.queued.values())[:count]]
+    def sample(self, count: int) -> list[tuple[float, str]]:
+        return [(score, host_of(key)) for key, (score, _) in list(self.queued.items())[:count]]
 
     def in_flight(self) -> list[float]:
         return []  # nothing is fetched

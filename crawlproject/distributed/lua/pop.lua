@@ -1,11 +1,15 @@
--- ARGV: now (ms), host_cap, n, lease (ms), host batch k, then the hosts
--- the caller's current batch has used. Pops up to n URLs, best first; with
--- k > 1, a host is not popped twice within a batch of k pops (a host is
--- skipped while others are near the top). Returns: how many were dropped by
--- the host cap, how many were popped, how many hosts the batch has used
--- now, those hosts, then per URL popped fp, score, entry, then per distinct
+-- ARGV: now (ms), host_cap, n, lease (ms), host batch k, e, then e hosts
+-- the caller explores, then the hosts the caller's current batch has used.
+-- Pops up to n URLs, best first; with k > 1, a host is not popped twice
+-- within a batch of k pops (a host is skipped while others are near the
+-- top); then the best URL of each explored host none of those is of, looked
+-- for among the queue's first SCAN. Returns: how many were dropped by the
+-- host cap, how many were popped, how many hosts the batch has used now,
+-- those hosts, then per URL popped fp, score, entry, then per distinct
 -- payload id: id, payload.
 local now, cap, n, lease, k = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local e = tonumber(ARGV[6])
+local SCAN = 2000
 recover(now, 1000, cap)
 local window = n
 if k > 1 then window = math.max(2 * n, 2 * k) end
@@ -24,7 +28,7 @@ local function extend()  -- the next window of the queue; false when the queue e
 end
 local more = extend()
 local taken, chosen, dropped, used, used_count, i = {}, {}, 0, {}, 0, 1
-for j = 6, #ARGV do used[ARGV[j]] = true; used_count = used_count + 1 end
+for j = 7 + e, #ARGV do used[ARGV[j]] = true; used_count = used_count + 1 end
 while #chosen < n do
   if i > #members then
     if more then more = extend() end
@@ -56,6 +60,37 @@ while #chosen < n do
         end
       end
     end
+  end
+end
+-- The explored hosts' best, past what was popped (the host of an origin: scheme://host[:port]).
+local function host_of(entry) return string.match(origin_of(entry), '^[^:]+://%[?([^%]/:]*)') end
+if e > 0 then
+  local wanted, left = {}, 0
+  for j = 7, 6 + e do wanted[ARGV[j]] = true; left = left + 1 end
+  for _, index in ipairs(chosen) do
+    local host = host_of(found[index])
+    if wanted[host] then wanted[host] = nil; left = left - 1 end
+  end
+  local j = 1
+  while left > 0 and j <= SCAN do
+    if j > #members then
+      if more then more = extend() end
+      if j > #members then break end
+    end
+    local host = found[j] and host_of(found[j])
+    if not taken[j] and host and wanted[host] then
+      wanted[host] = nil
+      left = left - 1
+      taken[j] = true
+      if cap > 0 and tonumber(redis.call('HGET', hosts, origin_of(found[j])) or '0') >= cap then
+        ref(pid_of(found[j]), -1)
+        dropped = dropped + 1
+      else
+        if cap > 0 then redis.call('HINCRBY', hosts, origin_of(found[j]), 1) end
+        chosen[#chosen + 1] = j
+      end
+    end
+    j = j + 1
   end
 end
 local removed_members, removed_fps = {}, {}
