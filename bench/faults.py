@@ -1,7 +1,8 @@
 """Faults an operator meets, injected for real (issue 51): a shared Redis
 frontier's server killed and restarted, with and without persistence; a
 worker SIGKILLed; a JOBDIR crawl SIGKILLed again and again with its frontier
-spilling to disk.
+spilling to disk; the same JOBDIR crawl started twice (the second refuses),
+the first SIGKILLed, started again.
 
     .venv/bin/python -m bench.faults [--kills 20] [--budget 800] [--seed 1]
 
@@ -218,6 +219,54 @@ def jobdir_kills(base: Path, budget: int, kills: list[int], spill_above: int) ->
     }
 
 
+def overlap(base: Path, budget: int, after: int) -> dict[str, Any]:
+    """The same JOBDIR crawl started twice (a cron job that overlapped the
+    last one): the second start while the first runs (the first held still
+    meanwhile, so every byte that changes is the second's), then the first
+    SIGKILLed and the command started once more."""
+    import hashlib
+
+    folder, jobdir, access = base / "overlap", base / "overlap-job", base / "overlap.access"
+    settings = {**LOOPBACK_SPEED, "JOBDIR": jobdir, "CLOSESPIDER_PAGECOUNT": budget, "CONCURRENT_REQUESTS": 4,
+                "DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "LOG_LEVEL": "INFO"}
+
+    def files() -> dict[str, str]:
+        return {str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+                for root in (folder, jobdir) for path in sorted(root.rglob("*")) if path.is_file()}
+
+    with ReplayProcess(str(ROOT.parent / "shared/corpora/webkb/webkb.warc.gz"), access_log=str(access)) as replay:
+        command = crawl_command(replay.proxy_url, folder, **settings)
+        first = start(command)
+        wait_until(lambda: lines(folder) >= after, [first])
+        os.kill(first.pid, signal.SIGSTOP)
+        before, began = files(), time.monotonic()
+        second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)  # noqa: S603
+        refused_in, changed = time.monotonic() - began, sum(a != b for a, b in zip(before.items(), files().items()))
+        os.kill(first.pid, signal.SIGCONT)
+        at_kill = lines(folder)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        killed_at, in_flight = time.time(), FrontierState(jobdir).queued
+        third = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)  # noqa: S603
+    records = history(folder)
+    pages = [record["canonical_url"] for record in records]
+    said = [line for line in second.stderr.splitlines() if "error:" in line]
+    log = third.stderr + (folder.with_suffix(".log").read_text() if folder.with_suffix(".log").exists() else "")
+    return {
+        "second start: exit code": second.returncode,
+        "second start: seconds to refuse": f"{refused_in:.1f}",
+        "second start: files of the first it changed": changed,
+        "second start: its line names the first's PID": f"PID {first.pid}" in (said[0] if said else ""),
+        "pages when the first was killed": at_kill,
+        "third start: exit code": third.returncode,
+        "third start: said the lock was left by a killed crawl": f"was left by PID {first.pid}" in log,
+        "pages answered (budget)": f"{sum(record['status'] is not None for record in records)} ({budget})",
+        "fetched twice beyond those in flight": len(fetched_twice(access) - (set(served(access, killed_at)) & in_flight)),
+        "pages the history records twice": len(pages) - len(set(pages)),
+        "the second start's line": said[0].split("error: ", 1)[-1] if said else "",
+    }
+
+
 def table(title: str, figures: dict[str, Any]) -> str:
     rows = "".join(f"| {name} | {value} |\n" for name, value in figures.items())
     return f"**{title}**\n\n| measure | value |\n|---|---:|\n{rows}\n"
@@ -240,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             "Redis killed, restarted 5 s later without persistence": redis_restart(base, False, args.worker_budget, 100),
             "a worker SIGKILLed (persistent Redis)": worker_kill(base, args.worker_budget, 100),
             f"a JOBDIR crawl SIGKILLed {args.kills} times, spilling": jobdir_kills(base, args.budget, kills, 40),
+            "a JOBDIR crawl started twice, the first SIGKILLed, started again": overlap(base, 300, 30),
         }
     for title, figures in results.items():
         print(title, json.dumps(figures), flush=True)
@@ -253,12 +303,14 @@ def main(argv: list[str] | None = None) -> int:
         "folder, with an append-only file or with none; a worker SIGKILLed at 100 pages, the other going on. "
         f"JOBDIR: CLOSESPIDER_PAGECOUNT={args.budget}, 16 in flight, FOCUS_FRONTIER_MAX=40 (the rest spills into "
         f"the JOBDIR), SIGKILLed when its history reached {', '.join(map(str, kills))} pages, resumed each time "
-        "with the same command. Pages fetched twice: the replay's access log (every request it answered, robots.txt "
+        "with the same command. Started twice: a JOBDIR crawl of 300 pages (0.05 s per host) started again once its "
+        "history held 30 pages, the first held still (SIGSTOP) while the second ran, then SIGKILLed and the command "
+        "started a third time. Pages fetched twice: the replay's access log (every request it answered, robots.txt "
         "aside); in flight: leased at the fault, not acknowledged.\n\n"
         + "".join(table(title, figures) for title, figures in results.items())
         + "".join(f"A worker's last line: `{line}`\n" for line in ERROR_LINES[:1])
     )
-    aof, volatile, worker, jobdir = results.values()
+    aof, volatile, worker, jobdir, twice = results.values()
     figure = (
         f"Redis restarted on its append-only file: {aof['lost']} URLs lost, {aof['fetched twice beyond those in flight']} "
         f"fetched twice beyond those in flight; without persistence {volatile['workers that stopped with an error line']} "
@@ -266,11 +318,16 @@ def main(argv: list[str] | None = None) -> int:
         f"pages from the wiped frontier; a worker SIGKILLed: {worker['lost']} lost; {args.kills} JOBDIR kills while "
         f"spilling: {jobdir['lost']} lost, {jobdir['fetched twice beyond those in flight']} fetched twice beyond those "
         f"in flight, pages {jobdir['pages answered (budget)']}, {jobdir['spill stores left at the end']} spill stores "
-        f"left, {jobdir['pages the history records twice']} history rows twice"
+        f"left, {jobdir['pages the history records twice']} history rows twice; started twice: the second exits "
+        f"{twice['second start: exit code']} in {twice['second start: seconds to refuse']} s having changed "
+        f"{twice['second start: files of the first it changed']} of the first's files, the first killed and "
+        f"started again: pages {twice['pages answered (budget)']}, {twice['fetched twice beyond those in flight']} "
+        "fetched twice beyond those in flight"
     )
     target = ("issue 51: with persistence 0 lost and refetches ≤ those in flight; without, the workers stop with the "
               "error (0 pages from a wiped frontier); 20 kills with spill: 0 lost, 0 orphans, the budget to the page, "
-              "no duplicate history rows")
+              "no duplicate history rows; issue 78: a second start exits 2 naming the holder and changes no byte, "
+              "the next start after a SIGKILL resumes (budget exact, nothing fetched twice beyond those in flight)")
     if not args.no_write:
         write_section("faults", body, figure, target)
     return 0

@@ -192,6 +192,9 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         else:
             crawling.addErrback(lambda failure: failures.append(failure.value))
         process.start()
+        output = getattr(crawler.spider, "crawl_output", None)
+        if output is not None:
+            output.release()  # a crawl that could not start never stopped its engine: its folder is free again
     if bar is not None:
         bar.close()
     for failure in failures:

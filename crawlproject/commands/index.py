@@ -14,6 +14,8 @@ from crawlproject.commands._cli import ProjectCommand
 if TYPE_CHECKING:
     import argparse
 
+    from crawlproject.web.text import TermAnalyzer
+
 
 class Command(ProjectCommand):
     command_name = "index"
@@ -31,8 +33,6 @@ class Command(ProjectCommand):
         parser.add_argument("--index", required=True, help="index folder (created if new)")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
-        from crawlproject.search.document import pages_from_crawl
-        from crawlproject.search.engine import IndexHome
         from crawlproject.web.text import TermAnalyzer
 
         if not args:
@@ -40,7 +40,20 @@ class Command(ProjectCommand):
         analyzer = TermAnalyzer(stem=config.get_bool(self.project_settings, "FOCUS_STEMMING"))
         window = config.get_int(self.project_settings, "FOCUS_INDEX_VOTE_WINDOW")
         every = config.get_int(self.project_settings, "FOCUS_INDEX_COMMIT_PAGES")
-        collection = IndexHome(opts.index).open_or_create()
+        from crawlproject.store_lock import lock_dir
+
+        lock = lock_dir(opts.index, f"the index {opts.index!r}")  # one writer: a night or another `index` waits
+        try:
+            self._index(opts.index, args, analyzer, window, every)
+        finally:
+            lock.release()
+
+    @staticmethod
+    def _index(index: str, args: list[str], analyzer: TermAnalyzer, window: int, every: int) -> None:
+        from crawlproject.search.document import pages_from_crawl
+        from crawlproject.search.engine import IndexHome
+
+        collection = IndexHome(index).open_or_create()
         writer = collection.writer()
         started, added = time.monotonic(), 0
         try:
@@ -55,6 +68,6 @@ class Command(ProjectCommand):
         finally:
             writer.close()
         seconds = time.monotonic() - started
-        print(f"Indexed {added} pages from {len(args)} crawl(s) in {seconds:.1f}s into {opts.index}: "
+        print(f"Indexed {added} pages from {len(args)} crawl(s) in {seconds:.1f}s into {index}: "
               f"the collection holds {collection.page_count()} pages, {collection.size_bytes() / 1e6:.1f} MB")
         collection.close()

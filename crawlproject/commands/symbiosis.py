@@ -44,11 +44,9 @@ class Command(ProjectCommand):
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from scrapy.settings import SETTINGS_PRIORITIES
-        from twisted.python.failure import Failure
 
-        from crawlproject.middlewares.replay import replay_for
         from crawlproject.search.engine import IndexHome
-        from crawlproject.search.symbiosis import NightReport, SymbiosisOptions, read_queries
+        from crawlproject.search.symbiosis import SymbiosisOptions, read_queries
 
         settings = self.project_settings
         if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
@@ -58,6 +56,20 @@ class Command(ProjectCommand):
         options.check()
         queries = read_queries(opts.queries)
         IndexHome(opts.index).current()  # a missing index: one clear line, before any reactor
+        from crawlproject.store_lock import lock_dir
+
+        lock = lock_dir(opts.index, f"the index {opts.index!r}")  # two nights (or a night and `index`) kept apart
+        try:
+            self._run_night(settings, options, opts.index, queries)
+        finally:
+            lock.release()
+
+    def _run_night(self, settings: Settings, options: SymbiosisOptions, index: str, queries: list[str]) -> None:
+        from twisted.python.failure import Failure
+
+        from crawlproject.middlewares.replay import replay_for
+        from crawlproject.search.symbiosis import NightReport
+
         replay = None if config.get_str(settings, "FOCUS_REPLAY_PROXY") else replay_for(settings)
         if replay is not None:  # the night's crawls share it (each would start its own, 2 s apiece)
             print(f"Replaying {config.get_str(settings, 'FOCUS_REPLAY_WARC')} through {replay.proxy_url} "
@@ -65,7 +77,7 @@ class Command(ProjectCommand):
             settings.set("FOCUS_REPLAY_WARC", "", priority="cmdline")
             settings.set("FOCUS_REPLAY_PROXY", replay.proxy_url, priority="cmdline")
         try:
-            result = self._night(settings, options, opts.index, queries)
+            result = self._night(settings, options, index, queries)
         finally:
             if replay is not None:
                 replay.stop()

@@ -104,6 +104,17 @@ class Command(ProjectCommand):
         )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
+        from crawlproject.store_lock import lock_file
+
+        # One writer: a second `train -o` of the same file stops at once (the
+        # file itself is replaced whole when written: a crawl never reads half).
+        lock = lock_file(opts.output, f"the model file {opts.output!r}")
+        try:
+            self._train(args, opts)
+        finally:
+            lock.release()
+
+    def _train(self, args: list[str], opts: argparse.Namespace) -> None:
         if opts.examples:
             self._train_from_examples(opts)
             return

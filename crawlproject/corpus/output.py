@@ -5,6 +5,10 @@ two crawls never write into one folder and a resumed crawl writes on in its own.
 crawl's start, UTC) and ``%(job)s`` (Scrapyd's job id when Scrapyd runs the
 crawl, else the start time and a random token: unique for parallel crawls).
 
+One process writes a crawl's JOBDIR and its folder (crawlproject.store_lock):
+a second start on either stops before it reads, cuts or marks anything,
+with one line naming the crawl that holds it, and exit code 2.
+
 A crawl marks its folder with ``crawl.json`` (its id, spider, start). With
 ``JOBDIR``, the folder is remembered there: resuming the crawl reuses it,
 and the history's ``order`` goes on from where it stopped. A folder that
@@ -29,10 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import xxhash
+from scrapy import signals
 from scrapy.utils.job import job_dir
 
 from crawlproject import config
 from crawlproject.config import SettingsError
+from crawlproject.store_lock import StoreLock, lock_dir
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -110,6 +116,13 @@ class CrawlOutput:
     resumed: bool = False
     next_order: int = 1  #: the history's ``order`` of the next page fetched
     earlier: EarlierRuns = field(default_factory=EarlierRuns)  #: what earlier runs of a resumed crawl recorded
+    #: the crawl's hold on its JOBDIR and its folder (crawlproject.store_lock)
+    locks: tuple[StoreLock, ...] = field(default=(), compare=False, repr=False)
+
+    def release(self) -> None:
+        """Let the JOBDIR and the folder go: the crawl writes no more."""
+        for lock in self.locks:
+            lock.release()
 
 
 def crawl_output(spider: Spider, settings: BaseSettings) -> CrawlOutput:
@@ -143,13 +156,27 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
     if settings.get("JOBDIR"):
         usable_folder(Path(settings["JOBDIR"]), "JOBDIR")
     jobdir = job_dir(settings)
+    # One writer: a second start on the same JOBDIR or folder stops here,
+    # before it reads, cuts or marks anything (crawlproject.store_lock).
+    locks = [lock_dir(jobdir, f"JOBDIR {jobdir!r}")] if jobdir else []
+    try:
+        return _resolve_held(spider, settings, jobdir, locks)
+    except BaseException:
+        for lock in locks:
+            lock.release()
+        raise
+
+
+def _resolve_held(spider: Spider, settings: BaseSettings, jobdir: str | None, locks: list[StoreLock]) -> CrawlOutput:
     remembered = _remembered(jobdir)
     if remembered is not None:
         path = Path(remembered["output_dir"])
         path.mkdir(parents=True, exist_ok=True)
+        _lock_output(path, jobdir, locks)
         repair(path)
         earlier = EarlierRuns.read(path / "history.jsonl")
-        return CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=earlier.pages + 1, earlier=earlier)
+        return _held(spider, CrawlOutput(path, remembered["crawl_id"], resumed=True, next_order=earlier.pages + 1,
+                                         earlier=earlier, locks=tuple(locks)))
     started = datetime.now(UTC)
     stamp = started.strftime("%Y-%m-%dT%H-%M-%S")
     job = str(getattr(spider, "_job", "") or os.environ.get("SCRAPY_JOB", "") or f"{stamp}-{uuid.uuid4().hex[:6]}")
@@ -162,6 +189,7 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
             "%(name)s, %(time)s and %(job)s"
         ) from None
     usable_folder(path, "FOCUS_OUTPUT_DIR")
+    _lock_output(path, jobdir, locks)  # a live crawl's folder is said as such, not as "another crawl's"
     _refuse_another_crawls_folder(path)
     crawl_id = job
     path.mkdir(parents=True, exist_ok=True)
@@ -171,7 +199,26 @@ def _resolve(spider: Spider, settings: BaseSettings) -> CrawlOutput:
         Path(jobdir).mkdir(parents=True, exist_ok=True)
         state = {"output_dir": str(path.resolve()), "crawl_id": crawl_id}
         (Path(jobdir) / _JOBDIR_STATE).write_text(json.dumps(state) + "\n", encoding="utf-8")
-    return CrawlOutput(path, crawl_id)
+    return _held(spider, CrawlOutput(path, crawl_id, locks=tuple(locks)))
+
+
+def _same_folder(path: Path, jobdir: str | None) -> bool:
+    return bool(jobdir) and path.resolve() == Path(jobdir).resolve()  # type: ignore[arg-type]
+
+
+def _lock_output(path: Path, jobdir: str | None, locks: list[StoreLock]) -> None:
+    """Lock the output folder (once: JOBDIR's lock holds it when they are one folder)."""
+    if not _same_folder(path, jobdir) and not any(lock.path.parent == path for lock in locks):
+        locks.append(lock_dir(path, f"FOCUS_OUTPUT_DIR {str(path)!r}"))
+
+
+def _held(spider: Spider, output: CrawlOutput) -> CrawlOutput:
+    """*output*, its locks let go when the crawl's engine stops (a process
+    that ends lets them go anyway: crawl() may run several crawls in one)."""
+    crawler = getattr(spider, "crawler", None)
+    if crawler is not None and output.locks:
+        crawler.signals.connect(output.release, signal=signals.engine_stopped, weak=False)
+    return output
 
 
 def _remembered(jobdir: str | None) -> dict[str, Any] | None:

@@ -44,6 +44,7 @@ from crawlproject.distributed.membership import (
     DrainWatch,
     FrontierLost,
     close_on_loss,
+    crawl_signature,
 )
 from crawlproject.distributed.round_trips import RoundTrips
 from crawlproject.distributed.wire import RoundTrip, Scripts, entry_tail, fingerprint, now_ms
@@ -142,6 +143,7 @@ class RedisFrontier:
             in_thread=threads.deferToThread,
             seen=seen_set_settings(settings),
         )
+        frontier.identity.signature = crawl_signature(spider) if spider is not None else {}
         frontier.drain.grace = config.get_float(settings, "FOCUS_REDIS_IDLE_GRACE")
         frontier.wake = partial(wake_engine, crawler)
         frontier.on_lost = partial(close_on_loss, crawler)
@@ -151,6 +153,7 @@ class RedisFrontier:
     # -- lifecycle -------------------------------------------------------------
 
     def open(self) -> None:
+        self.identity.check()  # another crawl's frontier: one line, nothing touched
         if self.flush_on_start:
             self.clear()
         if self.seen is not None:
@@ -215,15 +218,13 @@ class RedisFrontier:
             self._courier.send()
 
     def _landed(self, results: list[Any], calls: RoundTrip) -> None:
-        """What a round trip brought; the engine is woken when it brought URLs."""
         before = len(self._trips.prefetched)
         self._trips.apply(results, calls)
         if len(self._trips.prefetched) > before and self.wake is not None and not self._closing:
             self.wake()
 
     def _gone(self, identity: bytes | None) -> bool:
-        """Whether the frontier this worker joined is gone (its identity
-        missing or another's); the first time, say so and stop the crawl."""
+        """Whether the frontier joined is gone (its identity missing or another's); the first time, say so and stop."""
         loss = self.identity.loss(identity)
         if loss is None:
             return False
@@ -254,10 +255,9 @@ class RedisFrontier:
         return PushOutcome.PENDING
 
     def pop(self, rule: PopRule = ANY_SLOT) -> FrontierEntry | None:
-        """Off the reactor, a URL prefetched by an earlier round trip (the
-        next one is asked for at half the prefetch; None while it is on its
-        way: it wakes the engine when it lands). The prefetch is best first:
-        *rule* is applied within it (Frontier.pop)."""
+        """Off the reactor, a URL prefetched by an earlier round trip (the next
+        asked for at half the prefetch; None while it is on its way: it wakes
+        the engine when it lands), *rule* applied within it (Frontier.pop)."""
         if self.asynchronous:
             if len(self._trips.prefetched) <= self.prefetch // 2:
                 self._courier.send(pop=self.prefetch)
@@ -331,9 +331,8 @@ class RedisFrontier:
         self._trips.count += trips
 
     def sample(self, count: int) -> list[tuple[float, str]]:
-        """Off the reactor, the sample the last draw brought (none before the
-        first lands); a new one is drawn in a thread meanwhile — a paused or
-        slow Redis must not stop the crawl for the estimate of what is left."""
+        """Off the reactor, the last draw's sample (none before the first); the next
+        is drawn in a thread: a slow Redis never stops the crawl for an estimate."""
         return [] if self.fifo else self._reads.sample(count)
 
     def __len__(self) -> int:
@@ -352,20 +351,16 @@ class RedisFrontier:
         waiting = {fingerprint(entry.key) for entry in self._trips.prefetched}
         return [score for fp, score in self._trips.held.items() if fp not in waiting]
 
-    def queued_keys(self) -> set[str]:
-        """Every key queued in the shared frontier (for inspection and tests)."""
+    def queued_keys(self) -> set[str]:  # every key queued (inspection, tests)
         return scan.queued_keys(self.server, self.key)
 
-    def leased_keys(self) -> set[str]:
-        """Every key leased by any worker (for inspection and tests)."""
+    def leased_keys(self) -> set[str]:  # every key any worker leases (inspection, tests)
         return scan.leased_keys(self.server, self.key)
 
     def _spider_idle(self) -> None:
-        """The worker has nothing to do: it ends only once the shared frontier
-        has stayed drained (nothing queued, nothing leased by anyone) for the
-        grace time; work may still come from a page another worker is
-        processing, or a lease that lapses. Off the reactor the counts come
-        from a round trip in a thread: the worker stays while one is due."""
+        """Idle: the worker ends once the shared frontier stayed drained for
+        the grace time (membership.DrainWatch); off the reactor the counts
+        come from a round trip in a thread, and it stays while one is due."""
         if self._closing:
             return
         if not self.asynchronous:

@@ -1,7 +1,11 @@
 """A worker's membership of a shared crawl (crawlproject.distributed.frontier).
 
 * Which crawl the frontier holds: the first worker writes a random identity
-  to ``<key>:crawl``; every round trip reads it back. Gone, the frontier was
+  to ``<key>:crawl``, and what the crawl is (its spider, strategy, topic and
+  seeds) to ``<key>:signature``; a worker of another crawl that names the
+  same key stops at start with one line, before it touches the frontier (a
+  worker that brings no seeds joins whatever crawl's seeds). Every round trip
+  reads the identity back. Gone, the frontier was
   wiped (a Redis restarted without persistence, FLUSHALL); another's, it was
   replaced — either way the URLs it held are lost, and the worker says so and
   stops rather than crawl an empty or foreign frontier. A worker that
@@ -15,12 +19,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DontCloseSpider
+
+from crawlproject.store_lock import StoreInUse
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -35,6 +44,40 @@ class FrontierLost(RuntimeError):
     """The shared frontier was wiped or replaced while this worker used it."""
 
 
+def crawl_signature(spider: Any) -> dict[str, str]:
+    """What makes a crawl the one a shared frontier holds: its spider, its
+    strategy and judge, its topic and its seeds (a digest)."""
+    focus = getattr(spider, "focus", None)
+    strategy = getattr(getattr(focus, "strategy", None), "name", "")
+    seeds = sorted(getattr(spider, "seed_urls", ()) or ())
+    return {
+        "spider": str(getattr(spider, "name", "")),
+        "strategy": str(strategy),
+        "topic": " | ".join(str(part) for part in (getattr(spider, "query", ""), getattr(spider, "model_path", ""),
+                                                  ",".join(getattr(spider, "good_categories", ()) or ())) if part),
+        "seeds": hashlib.sha1("\n".join(seeds).encode()).hexdigest()[:16] if seeds else "",
+        "seed_count": str(len(seeds)),
+    }
+
+
+def signature_conflict(theirs: dict[str, str], mine: dict[str, str]) -> str | None:
+    """What tells another crawl's signature from this one's (None: the same
+    crawl). Seeds count only when both name some.
+
+    >>> signature_conflict({"spider": "a", "seeds": "x"}, {"spider": "a", "seeds": ""}) is None
+    True
+    >>> signature_conflict({"spider": "a", "seeds": "x"}, {"spider": "b", "seeds": "x"})
+    "spider 'a', not 'b'"
+    """
+    for name, value in mine.items():
+        other = theirs.get(name, "")
+        if name in ("seeds", "seed_count") and (not value or not other):
+            continue
+        if other != value:
+            return f"{name.replace('_', ' ')} {other!r}, not {value!r}"
+    return None
+
+
 def close_on_loss(crawler: Crawler, reason: str) -> None:
     """The shared frontier is gone (*reason*): the crawl says why in its stats and ends."""
     from scrapy.utils.defer import deferred_from_coro
@@ -47,7 +90,7 @@ def close_on_loss(crawler: Crawler, reason: str) -> None:
 
 #: The shared frontier's keys (``<key>:<name>``), every one: what clearing it deletes.
 FRONTIER_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
-         "bloom", "again", "bloomcfg", "crawl")
+         "bloom", "again", "bloomcfg", "crawl", "signature")
 #: What a worker that cleared a drained frontier leaves as its identity, and for how long.
 _FINISHED, _FINISHED_SECONDS = "finished:", 3600
 
@@ -56,10 +99,34 @@ class CrawlIdentity:
     def __init__(self, server: Any, key: str):
         self.server, self.key = server, key
         self.value: str | None = None  # None until joined: nothing to check against
+        #: what makes this crawl the one the frontier holds (crawl_signature; empty: any crawl's)
+        self.signature: dict[str, str] = {}
+
+    def check(self) -> None:
+        """Stop with one line if the frontier holds another crawl than this
+        one's signature names (before this worker touches anything)."""
+        found, signature = self.server.get(f"{self.key}:signature"), self.signature
+        if not found or not signature:
+            return
+        try:
+            theirs = json.loads(found)
+        except ValueError:
+            return
+        conflict = signature_conflict(theirs.get("crawl", {}), signature)
+        if conflict is not None:
+            raise StoreInUse(
+                f"the shared frontier {self.key} holds another crawl (started {theirs.get('started', '?')}: its "
+                f"{conflict}): a second crawl would trample it — name another FOCUS_REDIS_KEY, or start this "
+                "worker as that crawl's (same spider, strategy, topic and seeds)"
+            )
 
     def join(self) -> None:
-        """Write this crawl's identity if no worker has, and read the one there."""
+        """Write this crawl's identity and signature if no worker has, and
+        read the identity there."""
         self.server.set(f"{self.key}:crawl", uuid.uuid4().hex, nx=True)
+        if self.signature:
+            said = {"crawl": self.signature, "started": datetime.now(UTC).isoformat(timespec="seconds")}
+            self.server.set(f"{self.key}:signature", json.dumps(said), nx=True)
         found = self.server.get(f"{self.key}:crawl")
         self.value = found.decode() if isinstance(found, bytes) else found
 

@@ -5,6 +5,7 @@ model file cannot run code."""
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,13 +24,17 @@ NB_ARRAYS = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_
 
 
 def save_model(path: str | Path, format_name: str, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Write atomically: a crawl reading the model never sees half a file."""
+    """Write atomically: a crawl reading the model never sees half a file
+    (written under a name of this process's, then renamed over the model)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:  # a file object: NumPy adds no ".npz" to the name
-        np.savez_compressed(f, meta=np.array(json.dumps({"format": format_name, **meta})), **arrays)  # type: ignore[arg-type]
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as f:  # a file object: NumPy adds no ".npz" to the name
+            np.savez_compressed(f, meta=np.array(json.dumps({"format": format_name, **meta})), **arrays)  # type: ignore[arg-type]
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_model(path: str | Path, format_name: str, trainer: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

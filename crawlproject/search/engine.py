@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import tantivy
 
 from crawlproject.search.collection import FIELDS, CollectionError, IndexedCollection
+from crawlproject.store_lock import FOLDER_LOCK
 from crawlproject.web.text import TermAnalyzer, tokenize
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class IndexHome:
         if self.current_link.exists():
             return IndexedCollection(self.current())
         self.folder.mkdir(parents=True, exist_ok=True)
-        if any(self.folder.iterdir()):
+        if any(path.name != FOLDER_LOCK for path in self.folder.iterdir()):  # its writer's lock aside
             raise CollectionError(f"{self.folder} exists and is not an index folder; choose an empty or new folder")
         collection = self.new_collection()
         self.swap(collection.folder)

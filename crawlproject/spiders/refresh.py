@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
 
 from crawlproject import config
 from crawlproject.config import SettingsError
@@ -51,6 +51,7 @@ from crawlproject.refresh.state import DAY, RefreshState, RefreshStateError
 from crawlproject.refresh.workload import WorkloadError, read_workload
 from crawlproject.replay.archive import parse_time
 from crawlproject.spiders.base import FocusedSpider
+from crawlproject.store_lock import lock_dir
 from crawlproject.strategies.breadth_first import BreadthFirstStrategy
 from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
@@ -81,7 +82,9 @@ class RefreshSpider(FocusedSpider):
         # The policy and the budget: spider arguments, else FOCUS_REFRESH_POLICY / FOCUS_REFRESH_BUDGET.
         kwargs.setdefault("policy", config.get_str(crawler.settings, "FOCUS_REFRESH_POLICY"))
         kwargs.setdefault("budget", config.get_int(crawler.settings, "FOCUS_REFRESH_BUDGET"))
-        return super().from_crawler(crawler, *args, **kwargs)
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.repository_lock.release, signal=signals.engine_stopped, weak=False)
+        return spider
 
     def __init__(
         self,
@@ -98,6 +101,16 @@ class RefreshSpider(FocusedSpider):
         super().__init__(follow_links=False, **kwargs)
         if not repository:
             raise SettingsError("refresh needs -a repository=CRAWL_DIR (a finished crawl's output folder)")
+        # One writer: a crawl still writing the repository, or another refresh, keeps this one out.
+        self.repository_lock = lock_dir(repository, f"the repository {repository!r}")
+        try:
+            self._read_repository(repository, policy, budget, now, tau, workload, crawled_at, indexed)
+        except BaseException:
+            self.repository_lock.release()
+            raise
+
+    def _read_repository(self, repository: str, policy: str, budget: str | int, now: str | None, tau: str | float,
+                         workload: str | None, crawled_at: str | None, indexed: str) -> None:
         try:
             self.refresh = RefreshState(repository, parse_time(crawled_at) if crawled_at else None)
             self.policy = policy_named(policy, float(tau))
