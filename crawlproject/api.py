@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from scrapy.crawler import Crawler
 
@@ -57,6 +57,30 @@ class Collection:
         from crawlproject.corpus.collection import counts_as_relevant
 
         return [page for page in self.pages if counts_as_relevant(page)]
+
+    def answer(self, answers: Mapping[str, bool]) -> str:
+        """The user's word on pages (URL → relevant), as ``scrapy label
+        --labels`` takes it: the crawl is re-judged and its files settled,
+        and these pages take the final calls (:attr:`relevant` agrees with
+        ``collection/relevant.jsonl``, the summary and the report). The
+        collection's precision as it is stated now."""
+        from crawlproject.corpus.collection import records
+        from crawlproject.judges.answers import Answer, AnswerBook, apply_answers
+        from crawlproject.web.text import TermAnalyzer
+        from crawlproject.web.urls import canonicalize
+
+        book = AnswerBook(self.folder)
+        for url, relevant in answers.items():
+            book.add(Answer(canonicalize(url), bool(relevant), "given"))
+        judge = apply_answers(self.folder, TermAnalyzer())
+        final = {record["canonical_url"]: record for record in records(self.folder / "history.jsonl")
+                 if isinstance(record, dict) and "canonical_url" in record}
+        for page in self.pages:
+            record = final.get(page.get("canonical_url", ""))
+            if record is not None and "relevant" in record:
+                page["relevant"] = record["relevant"]
+        self.summary = json.loads((self.folder / "summary.json").read_text(encoding="utf-8"))
+        return str(judge.precision())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.pages)
@@ -208,7 +232,7 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         focus = crawler.spider.focus  # type: ignore[union-attr]
         for page in pages:
             if judged(page):
-                settle_record(page, focus.calls)
+                settle_record(page, focus.calls, focus.word())
     folder = _folder_of(crawler)
     summary_file = folder / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
     from pathlib import Path
 
 #: The item's fields in a Markdown file's front matter, in this order.
@@ -92,41 +92,45 @@ class Settled:
     changed: int = 0  #: of them, whose call is not the one made when fetched
 
 
-def settle(folder: Path, refit: Callable[[list[float]], bool], calls: Callable[[float], bool]) -> Settled:
+def settle(folder: Path, refit: Callable[[list[float]], bool], calls: Callable[[float], bool],
+           word: Mapping[str, bool] | None = None) -> Settled:
     """The judge's final calls in the crawl's history and collection in
     *folder*: *refit* is handed the relevance of every page the history holds
     a verdict for (near-duplicates left out: copies, not pages) and says
     whether the judge's calls may have changed; if so, each page is called
-    again by *calls* (relevance → relevant) and the files are rewritten.
-    What it counts is the crawl's one count of relevant pages."""
+    again by *calls* (relevance → relevant) and the files are rewritten. The
+    user's *word* on a page (canonical URL → relevant: an answer, a label, an
+    example) is its call, whatever the judge says. What it counts is the
+    crawl's one count of relevant pages."""
+    word = word or {}
     history = folder / "history.jsonl"
-    records = list(_records(history)) if history.is_file() else []
-    judged_records = [record for record in records if isinstance(record, dict) and judged(record)]
+    rows = list(records(history)) if history.is_file() else []
+    judged_records = [record for record in rows if isinstance(record, dict) and judged(record)]
     pages = [record for record in judged_records if not record.get("near_duplicate_of")]
-    changes = refit([record["relevance"] for record in pages])
+    changes = refit([record["relevance"] for record in pages]) or bool(word)
     settled = Settled(judged=len(pages))
     for record in judged_records:
-        settled.changed += int(changes and settle_record(record, calls))
+        settled.changed += int(changes and settle_record(record, calls, word))
     settled.relevant = sum(counts_as_relevant(record) for record in pages)
     if settled.changed:
-        _rewrite(history, records)
+        _rewrite(history, rows)
     if changes:
-        _settle_collection(folder / "collection", calls)
+        _settle_collection(folder / "collection", calls, word)
     return settled
 
 
-def _settle_collection(folder: Path, calls: Callable[[float], bool]) -> None:
+def _settle_collection(folder: Path, calls: Callable[[float], bool], word: Mapping[str, bool]) -> None:
     files = {kind: folder / f"{kind}.jsonl" for kind in KINDS}
     if not any(path.is_file() for path in files.values()):
         return
     parts: dict[str, list[dict[str, Any] | str]] = {kind: [] for kind in KINDS}
     moved = 0
     for kind, path in files.items():
-        for record in _records(path) if path.is_file() else ():
+        for record in records(path) if path.is_file() else ():
             if isinstance(record, str):
                 parts[kind].append(record)  # not a record: kept where it was, as it was
                 continue
-            if judged(record) and settle_record(record, calls):
+            if judged(record) and settle_record(record, calls, word):
                 moved += 1
                 if record["relevant"]:
                     write_markdown(folder, "relevant", record)
@@ -143,10 +147,13 @@ def judged(record: dict[str, Any]) -> bool:
     return isinstance(record.get("relevance"), (int, float)) and isinstance(record.get("relevant"), bool)
 
 
-def settle_record(record: dict[str, Any], calls: Callable[[float], bool]) -> bool:
-    """Call a judged page's record again; whether its call changed (the
-    first is kept as ``relevant_when_fetched``)."""
-    final = bool(calls(record["relevance"]))
+def settle_record(record: dict[str, Any], calls: Callable[[float], bool],
+                  word: Mapping[str, bool] | None = None) -> bool:
+    """Call a judged page's record again — the user's *word* on it, else
+    *calls* of its relevance; whether its call changed (the first is kept as
+    ``relevant_when_fetched``)."""
+    said = (word or {}).get(record.get("canonical_url", ""))
+    final = bool(calls(record["relevance"])) if said is None else said
     if final == record["relevant"]:
         return False
     record.setdefault("relevant_when_fetched", record["relevant"])
@@ -154,7 +161,7 @@ def settle_record(record: dict[str, Any], calls: Callable[[float], bool]) -> boo
     return True
 
 
-def _records(path: Path) -> Iterator[dict[str, Any] | str]:
+def records(path: Path) -> Iterator[dict[str, Any] | str]:
     """Each line's record; a line that holds none (cut short by a kill) as
     its text, so that a rewrite keeps it."""
     with path.open(encoding="utf-8") as lines:

@@ -135,6 +135,11 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
         rows.append(("relevant, by the labels", f"{summary['relevant_pages']:,} (harvest rate {summary.get('harvest_rate', 0):.1%})"))
     judge = summary.get("judge") or {}
     precision = judge.get("precision")
+    answered = summary.get("answers")
+    if answered:  # the user's answers (scrapy label): the collection's precision, measured
+        rows.append(("your answers", f"{answered['given'] + answered['teach']} that teach the judge, "
+                                     f"{answered['sample']} on a fair sample of its calls"))
+        rows.append(("the collection's precision", answered["precision"]["said"]))
     if precision:
         rows.append(("the judge's precision (estimated)",
                      f"{precision['value']:.0%} ({precision['low']:.0%}–{precision['high']:.0%}, from its {precision['basis']})"))

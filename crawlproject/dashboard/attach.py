@@ -63,8 +63,28 @@ class FolderBackend:
         key = canonicalize(url)
         if key not in self.watch.fetched_keys:
             raise ValueError(f"the crawl in {self.folder} has not fetched {key} (answered 2xx)")
+        if self.watch.finished is not None:
+            return self._answer_finished(key, relevant)
         self.labels.add(key, relevant)
         return {"kept": str(self.labels.path), "learnt": "by the running crawl, within seconds (it polls the file)"}
+
+    def _answer_finished(self, key: str, relevant: bool) -> dict[str, Any]:
+        """A finished crawl: the answer re-judges its collection now, as
+        ``scrapy label`` does (crawlproject.judges.answers)."""
+        from crawlproject.judges.answers import Answer, AnswerBook, apply_answers
+        from crawlproject.store_lock import lock_dir
+        from crawlproject.web.text import TermAnalyzer
+
+        lock = lock_dir(self.folder, f"the crawl folder {str(self.folder)!r}")
+        try:
+            AnswerBook(self.folder).add(Answer(key, relevant, "given"))
+            judge = apply_answers(self.folder, TermAnalyzer())
+        finally:
+            lock.release()
+        self.watch.judged_relevant = sum(judge.calls().values())
+        return {"kept": str(self.folder / "answers.jsonl"),
+                "learnt": f"the finished crawl re-judged: {self.watch.judged_relevant} pages relevant, "
+                          f"precision {judge.precision()}"}
 
     def scraped(self) -> None:
         return None

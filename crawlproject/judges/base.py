@@ -118,6 +118,9 @@ class PageJudge(ABC):
         #: what its scores mean on the crawl's own pages (crawlproject.judges.calibration):
         #: a query judge's mixture, a model's prior shift; None: they are what they say
         self.calibration: Calibration | None = None
+        #: the user's word (canonical URL → relevant): an example page, a label;
+        #: final — a page the user called irrelevant is never called relevant
+        self.word: dict[str, bool] = {}
 
     @abstractmethod
     def score(self, page: Page) -> float:
@@ -147,6 +150,11 @@ class PageJudge(ABC):
             if probability is not None:
                 return probability >= 0.5
         return relevance >= self.threshold
+
+    def call(self, key: str, relevance: float) -> bool:
+        """The call on the page *key*: the user's word on it, else :meth:`calls`."""
+        said = self.word.get(key)
+        return self.calls(relevance) if said is None else said
 
     def threshold_in_force(self) -> float | None:
         """The relevance from which the judge calls a page relevant now
@@ -215,6 +223,7 @@ class PageJudge(ABC):
         relevance = self.recent.get(key)
         if relevance is not None:
             self.tally.label(self.calls(relevance), relevant)
+        self.word[key] = relevant
         return {"learnt": False, "judge_said": None if relevance is None else round(relevance, 4)}
 
     def questions(self, count: int) -> list[dict[str, Any]]:

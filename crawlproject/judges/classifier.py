@@ -151,6 +151,10 @@ class ExamplesJudge(PageJudge):
         super().__init__()
         self.model = model
         self.calibration = examples_calibration(model, calibration)
+        # the user's examples are the user's word: an irrelevant one is never called relevant
+        examples = model.report.get("examples") or {}
+        self.word.update({url: True for url in examples.get("relevant", ())})
+        self.word.update({url: False for url in examples.get("irrelevant", ())})
 
     def score(self, page: Page) -> float:
         return float(self.model.relevance([page.text])[0])

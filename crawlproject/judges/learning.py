@@ -63,6 +63,7 @@ class LabelTaughtJudge(PageJudge):
         self.remembered = remembered
         self.labels: dict[str, tuple[csr_matrix, bool]] = {}
         self.model: LogisticRegression | None = None
+        self.word = base.word  # one word: the wrapped judge's examples and the labels given to either
 
     # -- the port -----------------------------------------------------------------------
 

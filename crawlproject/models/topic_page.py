@@ -245,6 +245,7 @@ class TopicPageModel:
             "on_unlabelled": self.expectations(rest).as_dict() if len(unlabelled) else None,
             "irrelevant_called": round(float((self._probability(scores[len(relevant): start]) >= 0.5).mean()), 4)
             if irrelevant else None,
+            "relevant_called": round(float((self.example_probabilities >= 0.5).mean()), 4),
         }
         return self
 
@@ -359,6 +360,33 @@ def _precision(estimate: dict[str, Any]) -> str:
     return f"{estimate['precision']:.0%}{interval}"
 
 
+#: Held out, the model should call at most this share of the irrelevant
+#: examples relevant, and at least this share of the relevant ones.
+MOST_IRRELEVANT_CALLED, LEAST_RELEVANT_CALLED = 0.2, 0.8
+
+
+def example_warnings(report: dict[str, Any]) -> list[str]:
+    """One line each when the model, held out, calls too many of the user's
+    irrelevant examples relevant or too few of the relevant ones, and what
+    to add. (The examples themselves are the user's word in every crawl.)
+
+    >>> example_warnings({"irrelevant_called": 0.8, "irrelevant": 9, "relevant_called": 0.9})[0][:60]
+    'WARNING: held out, it calls 80% of your irrelevant examples '
+    """
+    lines = []
+    wrong = report.get("irrelevant_called")
+    if wrong is not None and wrong > MOST_IRRELEVANT_CALLED:
+        lines.append(f"WARNING: held out, it calls {wrong:.0%} of your irrelevant examples relevant: it cannot tell "
+                     "them from the topic yet. Add irrelevant examples (--negatives) from the sites you will crawl — "
+                     f"pages a crawl meets that are not the topic, {max(10, report.get('irrelevant', 0))} or more — "
+                     "and relevant ones from every site the topic is on.")
+    found = report.get("relevant_called")
+    if found is not None and found < LEAST_RELEVANT_CALLED:
+        lines.append(f"WARNING: held out, it calls only {found:.0%} of your relevant examples relevant: add relevant "
+                     "examples (--examples), as varied as the topic is — 20 or more from each site it is on.")
+    return lines
+
+
 def format_report(report: dict[str, Any]) -> str:
     """What ``scrapy train --examples`` prints: what the model expects of
     itself on pages like the crawl's (the pages near the seeds)."""
@@ -379,6 +407,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append("WARNING: no page near the seeds: the model's precision on a crawl's pages cannot be estimated")
     if report.get("irrelevant_called") is not None:
         lines.append(f"Irrelevant examples it would call relevant: {report['irrelevant_called']:.0%}.")
+    lines += example_warnings(report)
     if report["relevant"] < 10 or (report["irrelevant"] + report["unlabelled"]) < 10:
         lines.append("WARNING: too few pages to trust (give at least 10 relevant examples and fetch pages near the seeds)")
     return "\n".join(lines)

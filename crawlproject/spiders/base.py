@@ -40,6 +40,7 @@ from crawlproject.corpus.collection import settle
 from crawlproject.corpus.labels import parse_categories
 from crawlproject.corpus.output import crawl_output, earlier_runs
 from crawlproject.items import PageItem
+from crawlproject.judges.answers import AnswerBook
 from crawlproject.policy.near_duplicates import NearDuplicates
 from crawlproject.policy.scope import CrawlScope
 from crawlproject.scrapy_private import downloads_in_flight
@@ -178,7 +179,8 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         if focus.judge is None or output is None:
             return
         try:  # fitted on the history's pages (a resumed crawl's earlier runs too), else on those it remembers
-            settled = settle(output.path, focus.settle, focus.calls)
+            word = {**focus.word(), **AnswerBook(output.path).word()}  # the user's answers after a crawl too
+            settled = settle(output.path, focus.settle, focus.calls, word)
         except OSError as exc:
             self.logger.warning("The crawl's final verdicts could not be written (%s): its files keep the calls "
                                 "made as each page was fetched", exc)
@@ -297,7 +299,7 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         ok = 200 <= response.status < 300
         copy_of = self._near_duplicate_of(page) if ok else None
         relevance = self.focus.on_page(page) if ok else None
-        relevant = self.focus.relevant(relevance)
+        relevant = self.focus.relevant(relevance, page.key)
         if ok:
             assert self.crawler is not None
             self.crawler.signals.send_catch_log(

@@ -136,9 +136,14 @@ class Focus:
 
     # -- verdicts ----------------------------------------------------------------
 
-    def relevant(self, relevance: float | None) -> bool | None:
-        """Whether the judge calls a page of this verdict relevant (None: no verdict)."""
-        return self.judge.calls(relevance) if self.judge is not None and relevance is not None else None
+    def relevant(self, relevance: float | None, key: str = "") -> bool | None:
+        """Whether the judge calls the page *key* of this verdict relevant —
+        the user's word on it first (None: no verdict)."""
+        return self.judge.call(key, relevance) if self.judge is not None and relevance is not None else None
+
+    def word(self) -> dict[str, bool]:
+        """The user's word on pages: examples and labels (final: crawlproject.judges.base)."""
+        return dict(self.judge.word) if self.judge is not None else {}
 
     def calls(self, relevance: float) -> bool:
         """The judge's call on a verdict (there must be a judge)."""
