@@ -24,10 +24,11 @@ worth a whole row of terms), as the judge a running crawl's labels teach
 user answered is what the user said, whatever any judge thinks.
 
 The collection's precision is then the answered pages' (known) and the
-model's calls' (measured), in proportion: (Y + p·M) / (Y + M), Y the pages
-the user said are relevant, M the unanswered pages called relevant, p the
-measured share of right calls among the sampled ones the model still calls
-relevant (judged without their own answer). An interval wider than
+model's calls' (measured), in proportion: (Y + K) / (Y + M), Y the pages
+the user said are relevant, M the unanswered pages called relevant, K how
+many of those are right — the sample's share of right calls among the
+sampled ones the model still calls relevant (judged without their own
+answer), and its beta-binomial predictive interval. An interval wider than
 ``UNKNOWN_WIDTH`` says "unknown", and how many sample answers would make it
 narrower.
 """
@@ -119,13 +120,31 @@ def answers_needed(width: float = UNKNOWN_WIDTH, share: float = 0.5) -> int:
     around *share* (½: the widest).
 
     >>> answers_needed(), answers_needed(0.5, 0.9)
-    (13, 5)
+    (12, 4)
     """
     for trials in range(1, 10_000):
         low, high = wilson(round(share * trials), trials)
         if high - low <= width:
             return trials
     return 10_000
+
+
+def predicted_right(calls: int, right: int, wrong: int, level: float = 0.95) -> tuple[float, float]:
+    """How many of *calls* unanswered relevant calls are right, at *level*:
+    the beta-binomial predictive interval of a share seen *right* and *wrong*
+    times in a fair sample (Jeffreys' prior) — with few calls left the count
+    itself varies, not only the share.
+
+    >>> predicted_right(1, 4, 0), predicted_right(100, 10, 0)[0] > 70
+    ((0.0, 1.0), True)
+    """
+    if calls <= 0:
+        return 0.0, 0.0
+    from scipy.stats import betabinom
+
+    predictive = betabinom(calls, right + 0.5, wrong + 0.5)
+    tail = (1 - level) / 2
+    return float(predictive.ppf(tail)), float(predictive.ppf(1 - tail))
 
 
 @dataclass(frozen=True)
@@ -226,16 +245,15 @@ class Rejudge:
             return PrecisionStatement(None, 0.0, 1.0, len(sampled), answers_needed())
         if sampled:
             right = sum(answer.relevant for answer in sampled)
-            share, (low, high) = right / len(sampled), wilson(right, len(sampled))
+            share = right / len(sampled)
+            low, high = predicted_right(unanswered, right, len(sampled) - right)
         elif self.judge_estimate is not None:
             share, low, high = self.judge_estimate
+            low, high = low * unanswered, high * unanswered
         else:
             return PrecisionStatement(None, 0.0, 1.0, 0, answers_needed())
-
-        def mixed(rate: float) -> float:
-            return (said_relevant + rate * unanswered) / total
-
-        statement = PrecisionStatement(mixed(share), mixed(low), mixed(high), len(sampled))
+        statement = PrecisionStatement((said_relevant + share * unanswered) / total, (said_relevant + low) / total,
+                                       (said_relevant + high) / total, len(sampled))
         if statement.known:
             return statement
         more = max(1, answers_needed(UNKNOWN_WIDTH * total / max(unanswered, 1), share) - len(sampled))
@@ -256,8 +274,8 @@ class Rejudge:
         # nothing learnt yet: the pages the crawl judge ranks highest and those at its threshold,
         # in turn (the teaching answers so far say whose turn it is), so both kinds come soon
         ranked = sorted(open_urls, key=lambda url: (-self.pages[url].relevance, url))
-        called = sum(self.pages[url].called for url in ranked)
-        edge = ranked[called:] + ranked[called - 1::-1] if called else ranked[len(ranked) // 2:]
+        calls = sum(self.pages[url].called for url in ranked)
+        edge = ranked[calls:] + ranked[calls - 1::-1] if calls else ranked[len(ranked) // 2:]
         chosen: list[str] = []
         for top, near in zip(ranked, edge, strict=False):
             chosen += [near, top] if len(self.book.of_kind("teach", "given")) % 2 else [top, near]
