@@ -28,17 +28,22 @@ class Command(ProjectCommand):
         parser.add_argument("--index", required=True, help="index folder")
         parser.add_argument("--port", type=int, default=8080, help="0: any free port (printed)")
         parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")
+        parser.add_argument("--no-query-log", action="store_true",
+                            help="do not log the queries answered (INDEX/queries.log, what `scrapy symbiosis --from-log` reads)")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from twisted.internet import reactor
 
         from crawlproject.search.engine import SearchEngine, parse_weights
+        from crawlproject.search.query_log import QueryLog
         from crawlproject.search.server import site
 
         engine = SearchEngine(opts.index, parse_weights(config.get_str(self.project_settings, "FOCUS_SEARCH_WEIGHTS")),
                               stem=config.get_bool(self.project_settings, "FOCUS_STEMMING"))
-        port: Any = reactor.listenTCP(opts.port, site(engine), interface=opts.bind)  # type: ignore[arg-type]
+        log = None if opts.no_query_log else QueryLog(opts.index)
+        port: Any = reactor.listenTCP(opts.port, site(engine, log), interface=opts.bind)  # type: ignore[arg-type]
         host = port.getHost()
         print(f"Search page: http://{host.host}:{host.port}/  ({engine.page_count()} pages; "
-              f"JSON: /api/search?q=…, /api/backlinks?url=…, /api/status; Ctrl-C stops)", flush=True)
+              f"JSON: /api/search?q=…, /api/backlinks?url=…, /api/status; Ctrl-C stops)"
+              + (f"; queries logged in {log.path}" if log is not None else ""), flush=True)
         reactor.run()  # type: ignore[misc]

@@ -122,6 +122,29 @@ class IndexedCollection:
         )
         return [source for (source,) in rows]
 
+    def linked_with(self, terms: list[str], limit: int) -> list[str]:
+        """The pages the collection links to with any of *terms* near the
+        link (its votes), most referring pages first — pages of the
+        collection or not yet: where a query no page matches may start."""
+        if not terms:
+            return []
+        marks = ",".join("?" * len(terms))
+        rows = self.db.execute(
+            f"SELECT urls.key FROM votes JOIN urls ON urls.id = votes.target WHERE votes.term IN ({marks}) "  # noqa: S608 (placeholders)
+            "GROUP BY votes.target ORDER BY COUNT(DISTINCT votes.source) DESC, urls.key LIMIT ?",
+            (*terms, limit),
+        )
+        return [key for (key,) in rows]
+
+    def hubs(self, limit: int) -> list[str]:
+        """The collection's pages with the most links, most first."""
+        rows = self.db.execute(
+            "SELECT urls.key FROM links JOIN urls ON urls.id = links.source JOIN pages ON pages.id = links.source "
+            "GROUP BY links.source ORDER BY COUNT(*) DESC, urls.key LIMIT ?",
+            (limit,),
+        )
+        return [key for (key,) in rows]
+
     def votes(self, key: str) -> Counter[str]:
         """Term → number of referring pages that wrote it near a link to *key*."""
         rows = self.db.execute(

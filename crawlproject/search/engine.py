@@ -136,14 +136,29 @@ class IndexHome:
 
     def swap(self, folder: Path, keep: int = 2) -> None:
         """Make *folder* the current collection, atomically; delete all but
-        the *keep* newest collections that are not current."""
+        the *keep* newest collections that are not current (a night's
+        staging collection is none of them: it is the night's to remove)."""
         temporary = self.folder / f".current-{os.getpid()}"
         temporary.unlink(missing_ok=True)
         temporary.symlink_to(folder.relative_to(self.folder))
         os.replace(temporary, self.current_link)
-        collections = sorted((self.folder / "collections").iterdir())
-        for old in [c for c in collections if c.resolve() != folder.resolve()][:-keep or None]:
+        for old in self.previous()[:-keep or None]:
             shutil.rmtree(old, ignore_errors=True)
+
+    def previous(self) -> list[Path]:
+        """The collections that were current before, oldest first (staging ones aside)."""
+        current = self.current_link.resolve() if self.current_link.exists() else None
+        collections = sorted((self.folder / "collections").iterdir()) if (self.folder / "collections").is_dir() else []
+        return [c for c in collections if c.resolve() != current and not c.name.endswith("-staging")]
+
+    def rollback(self) -> Path:
+        """Make the last collection that was current before this one current
+        again (the one a bad night replaced); the one replaced is kept."""
+        earlier = [c for c in self.previous() if c.resolve() < self.current().resolve()] or self.previous()
+        if not earlier:
+            raise CollectionError(f"{self.folder} keeps no earlier collection to roll back to")
+        self.swap(earlier[-1], keep=len(self.previous()) + 1)
+        return earlier[-1]
 
 
 def is_collection_folder(path: Path) -> bool:

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 from twisted.web import resource, server
 
 from crawlproject.search.engine import QueryError
+from crawlproject.search.query_log import QueryLog
 from crawlproject.web.urls import canonicalize
 
 if TYPE_CHECKING:
@@ -65,10 +66,11 @@ def _positive(value: str, name: str, maximum: int = 10**6) -> int:
 class SearchPage(resource.Resource):
     isLeaf = True
 
-    def __init__(self, engine: SearchEngine, title: str = "crawlproject search"):
+    def __init__(self, engine: SearchEngine, title: str = "crawlproject search", log: QueryLog | None = None):
         super().__init__()
         self.engine = engine
         self.title = title
+        self.log = log
 
     def render_GET(self, request: Request) -> bytes:  # noqa: N802 (Twisted's name)
         query = _argument(request, "q")
@@ -77,6 +79,8 @@ class SearchPage(resource.Resource):
             try:
                 page = _positive(_argument(request, "page", "1"), "page")
                 results = self.engine.search(query, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+                if self.log is not None and page == 1:
+                    self.log.record(query, results.total)
             except QueryError as exc:
                 error = str(exc)
                 request.setResponseCode(400)
@@ -124,9 +128,10 @@ class SearchPage(resource.Resource):
 class JsonApi(resource.Resource):
     isLeaf = True
 
-    def __init__(self, engine: SearchEngine):
+    def __init__(self, engine: SearchEngine, log: QueryLog | None = None):
         super().__init__()
         self.engine = engine
+        self.log = log
 
     def render_GET(self, request: Request) -> bytes:  # noqa: N802 (Twisted's name)
         request.setHeader(b"Content-Type", b"application/json; charset=utf-8")
@@ -145,6 +150,8 @@ class JsonApi(resource.Resource):
             page = _positive(_argument(request, "page", "1"), "page")
             query = _argument(request, "q")
             results = self.engine.search(query, limit=size, offset=(page - 1) * size)
+            if self.log is not None and page == 1:
+                self.log.record(query, results.total)
             return {"query": query, "terms": results.terms, "total": results.total, "page": page,
                     "results": [hit.as_json() for hit in results.hits]}
         if what == "backlinks":
@@ -159,8 +166,10 @@ class JsonApi(resource.Resource):
         return {"error": f"no such API: {request.path.decode()} (search, backlinks, status)"}
 
 
-def site(engine: SearchEngine) -> server.Site:
-    return server.Site(_Root(SearchPage(engine), JsonApi(engine)))
+def site(engine: SearchEngine, log: QueryLog | None = None) -> server.Site:
+    """The search page and the API; every query they answer (its first page)
+    logged in *log* (crawlproject.search.query_log: what the nights read)."""
+    return server.Site(_Root(SearchPage(engine, log=log), JsonApi(engine, log)))
 
 
 class _Root(resource.Resource):
