@@ -30,6 +30,7 @@ from crawlproject.refresh.workload import (
     WorkloadError,
     generate_workload,
     head_tail_workload,
+    headings,
     read_workload,
     write_workload,
 )
@@ -112,7 +113,8 @@ def test_gain_of_a_refresh_by_hand() -> None:
     workload = [Query("apple", 10.0), Query("cherry", 2.0), Query("apple cherry", 5.0)]
     gains = GainMeter(index, workload)
     column = index.vectorizer.vocabulary_
-    assert set(gains.frequency) == {column["apple"], column["cherry"]}  # single-term queries only
+    # "apple cherry" counts as one query for apple and one for cherry, each 5 a time (the paper's split)
+    assert gains.frequency == {column["apple"]: 15.0, column["cherry"]: 7.0}
     gains.fit([0, 1, 2])  # the repository holds versions 0, 1, 2
     # Refreshing from version 3 ("cherry") to version 0 ("apple"): apple goes from 0 to 1.0,
     # cherry from 1.0 to 0. Apple's map: repository scores for apple are 1.0 (v0) and s1 (v1).
@@ -120,7 +122,7 @@ def test_gain_of_a_refresh_by_hand() -> None:
     apple_rank = gains.maps[column["apple"]](1.0)
     cherry_rank = gains.maps[column["cherry"]](1.0)
     assert apple_rank == pytest.approx(1.0) and cherry_rank == pytest.approx(1.0)
-    expected = 10.0 * (1.0 - 0.0) * (1.0 - 0.0) + 2.0 * (0.0 - 1.0) * (0.0 - 1.0)
+    expected = 15.0 * (1.0 - 0.0) * (1.0 - 0.0) + 7.0 * (0.0 - 1.0) * (0.0 - 1.0)
     assert gains.gain(3, 0) == pytest.approx(expected)
     assert gains.gain(0, 0) == 0.0  # no change, no gain
     assert 0 < s1 < 1
@@ -288,8 +290,9 @@ def test_incremental_refits_equal_a_full_refit() -> None:
         expected = incremental.gain_rows(old_row, new_row if new_row is not None else index.matrix[index.absent])
         assert incremental.refresh(page, new_row) == pytest.approx(expected)  # ΔQ from the postings = from the rows
         repository[page] = new if new is not None else index.absent
-    assert incremental.terms.dirty == {column["apple"], column["banana"], column["cherry"]}  # pie's query is two terms
-    assert incremental.refit() == 3
+    # page 0 lost "pie": "apple pie" counts for pie too
+    assert incremental.terms.dirty == {column["apple"], column["banana"], column["cherry"], column["pie"]}
+    assert incremental.refit() == 4
     full = GainMeter(index, workload)
     full.fit(repository)
     assert set(incremental.maps) == set(full.maps) == set(incremental.frequency)
@@ -367,6 +370,49 @@ def test_a_query_is_answered_by_the_pages_that_hold_all_its_terms() -> None:
     live, stale = [0, 2], [1, 2]
     assert every.quality(stale, live) < some.quality(stale, live) <= 1.0
     assert every.quality(live, live) == pytest.approx(1.0)
+
+
+def test_a_query_of_several_terms_counts_for_each_of_its_terms() -> None:
+    # The paper (§5.1.1) splits a multi-term query into its terms; keeping single-term queries only,
+    # ΔQ was blind to a refresh that changed only what phrase queries ask.
+    analyzer = TermAnalyzer(stem=False)
+    index = VersionIndex(["array sort", "array", "string length", "string"], analyzer)
+    gains = GainMeter(index, [Query("array sort", 4.0), Query("string length", 1.0), Query("array", 2.0)])
+    column = index.vectorizer.vocabulary_
+    assert gains.frequency == {column["array"]: 6.0, column["sort"]: 4.0, column["string"]: 1.0, column["length"]: 1.0}
+    gains.fit([0, 2])
+    assert gains.gain(3, 2) > 0  # "string" → "string length": only a phrase query asks for "length"
+
+
+def test_queries_on_more_pages_are_asked_more_often() -> None:
+    # Zipf frequencies go in popularity order: the query on most pages' headings is the most frequent
+    # (they were assigned after a shuffle, so the top query was a random heading word).
+    pages = ([f"<title>Arrays {i}</title><h1>{'sorting' if i < 35 else ''}</h1>" for i in range(40)]
+             + [f"<title>Strings {i}</title><h1>length</h1>" for i in range(10)]
+             + [f"<title>Misc {i}</title><h1>w{i % 15} notes</h1>" for i in range(30)])
+    analyzer = TermAnalyzer(stem=False)
+
+    def on_pages(query: str) -> int:
+        return sum(f" {query} " in " " + " ".join(headings(page)).lower() + " " for page in pages)
+
+    for seed in range(5):
+        for workload in (generate_workload(pages, analyzer, size=12, seed=seed),
+                         head_tail_workload([], pages, [], analyzer, size=12, head=0, seed=seed)):
+            popularity = [on_pages(query.text) for query in workload]
+            assert popularity == sorted(popularity, reverse=True), (seed, workload)
+
+
+def test_a_live_page_that_lost_a_query_term_is_worth_nothing_to_it() -> None:
+    # The paper scores a result 0 when the live page no longer matches the query; a stale copy
+    # that still held both terms was credited with the live page's partial score.
+    analyzer = TermAnalyzer(stem=False)
+    index = VersionIndex(["apple banana", "apple", "apple banana cherry"], analyzer)
+    meter = QualityMeter(index, [Query("apple banana", 1.0)])
+    live, stale = [1, 2], [0, 2]  # page 0 lost "banana"; its copy still has it and ranks first
+    scores = meter.scores(live)[:, 0]
+    assert scores[0] > 0  # the live page still scores on "apple"
+    # the stale copy takes rank 1 and shows the user nothing; page 1 is seen at rank 2
+    assert meter.quality(stale, live) == pytest.approx(2**-1.5)
 
 
 def test_a_budget_scan_reports_a_non_monotone_quality_as_it_is() -> None:

@@ -1,7 +1,8 @@
 """What one refresh gains, as the user-centric policy measures it (docs/methods.md §5).
 
 The gain of one refresh is estimated without re-running the workload, from
-single-term queries w only: with F_w a piecewise-linear map from score to
+single-term queries: a query of several terms counts as one query per term,
+each as frequent as it (the paper's §5.1.1). With F_w a piecewise-linear map from score to
 rank in log–log space (three pieces, fitted to the repository's scores for
 w), the refresh moves p from rank F_w(S_old) to F_w(S_new). p's own term of
 Q changes by (I(F_w(S_new)) − I(F_w(S_old))) · S_new; the pages it passes (or
@@ -164,8 +165,7 @@ class GainMeter:
         columns = index.vectorizer.vocabulary_
         self.frequency: dict[int, float] = {}
         for query in workload:
-            terms = set(index.analyzer.terms(query.text))
-            if len(terms) == 1 and (term := terms.pop()) in columns:
+            for term in set(index.analyzer.terms(query.text)) & columns.keys():
                 column = int(columns[term])
                 self.frequency[column] = self.frequency.get(column, 0.0) + query.frequency
         self.terms = TermScoreIndex(self.frequency)

@@ -10,7 +10,8 @@ likelihood I(r) = c·r^(−3/2). Then
              Σ_q f_q Σ_{p ∈ A(q, W)}   I(rank of p in A(q, W))   · S(W[p], q)
 
 ranks come from the repository's copies W_L, relevance from the live pages
-W; c cancels, and Q = 1 exactly when the repository ranks as the live web
+W — 0 for a live page outside the query's live answer (a stale copy still
+answers a query whose term the live page lost: the user finds nothing); c cancels, and Q = 1 exactly when the repository ranks as the live web
 would. Only the first ``top`` ranks of each answer are summed (I(100) is
 0.1 % of I(1)).
 
@@ -96,7 +97,7 @@ class QualityMeter:
         """Q of the repository's copies against the live versions (same page
         order); *best*, the denominator, when the caller already has it
         (:meth:`best`: it depends on the live web only)."""
-        live_scores, live_answers = self._by_query(live)
+        live_scores, live_answers = self._live(live)
         seen = float(self.frequencies @ self._seen_relevance(*self._by_query(repository), live_scores))
         if best is None:
             best = float(self.frequencies @ self._seen_relevance(live_scores, live_answers, live_scores))
@@ -104,14 +105,19 @@ class QualityMeter:
 
     def best(self, live: Sequence[int] | np.ndarray) -> float:
         """The denominator of Q: the live web ranked by itself."""
-        live_scores, live_answers = self._by_query(live)
+        live_scores, live_answers = self._live(live)
         return float(self.frequencies @ self._seen_relevance(live_scores, live_answers, live_scores))
 
     def per_query(self, repository: Sequence[int] | np.ndarray, live: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query: what the repository's answer shows users, and what the live web's would."""
-        live_scores, live_answers = self._by_query(live)
+        live_scores, live_answers = self._live(live)
         return (self._seen_relevance(*self._by_query(repository), live_scores),
                 self._seen_relevance(live_scores, live_answers, live_scores))
+
+    def _live(self, live: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The live pages' relevance S(W[p], q), 0 where p is not in q's live answer, and that answer."""
+        scores, answers = self._by_query(live)
+        return np.where(answers, scores, 0.0), answers
 
     def _by_query(self, version_ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """S(p, q) with a row per query (each query's answer contiguous in

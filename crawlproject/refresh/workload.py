@@ -9,8 +9,9 @@ one from a corpus's own text, seeded: the candidate queries are the index
 terms of the pages' titles and h1–h3 headings (single-term queries) and
 their phrases of 2–3 consecutive content words (multi-term queries); a
 candidate seen in more pages is likelier to be drawn (people ask about what
-many pages are about); the drawn queries, shuffled, get Zipf frequencies
-f(rank) ∝ rank^(−s), as query logs show.
+many pages are about); the drawn queries get Zipf frequencies
+f(rank) ∝ rank^(−s), as query logs show, in order of popularity: the query
+on most pages is the most frequent (ties in the seeded draw's order).
 """
 
 from __future__ import annotations
@@ -91,7 +92,6 @@ def generate_workload(
     chosen = _draw_from_headings(pages_html, analyzer, size, single_term_share, rng, set())
     if not chosen:
         raise WorkloadError("the pages have no title or heading words to draw queries from")
-    rng.shuffle(chosen)
     return _zipf(chosen, zipf_s)
 
 
@@ -113,8 +113,8 @@ def head_tail_workload(
     name as a word; for a name of several words, its rarest word), most
     mentioned first; a name on more than half of the texts is the site's
     own navigation and left out. The tail: *size* − *head* queries drawn from the
-    headings of *pages_html* as :func:`generate_workload` draws them,
-    shuffled. Zipf frequencies over head then tail, so the head carries most
+    headings of *pages_html* as :func:`generate_workload` draws them, most
+    popular first. Zipf frequencies over head then tail, so the head carries most
     of the traffic. Give it pages of a past window only, and nothing of the
     weeks a benchmark reports leaks into the workload.
     """
@@ -133,7 +133,6 @@ def head_tail_workload(
     top = [name for name, count in ranked if 0 < count <= pages / 2][:head]
     rng = random.Random(seed)
     tail = _draw_from_headings(pages_html, analyzer, size - len(top), single_term_share, rng, set(top))
-    rng.shuffle(tail)
     if not top and not tail:
         raise WorkloadError("the pages have no names or headings to draw queries from")
     return _zipf(top + tail, zipf_s)
@@ -148,7 +147,8 @@ def _zipf(queries: list[str], zipf_s: float) -> list[Query]:
 
 def _draw_from_headings(pages_html: Iterable[str], analyzer: TermAnalyzer, size: int, single_term_share: float,
                         rng: random.Random, exclude: set[str]) -> list[str]:
-    """*size* queries from the pages' headings: single terms and 2–3-word phrases."""
+    """*size* queries from the pages' headings, single terms and 2–3-word
+    phrases, the one on most pages first."""
     single: Counter[str] = Counter()
     phrases: Counter[str] = Counter()
     for html in pages_html:
@@ -162,7 +162,9 @@ def _draw_from_headings(pages_html: Iterable[str], analyzer: TermAnalyzer, size:
         single.update(seen_single - exclude)
         phrases.update(seen_phrases - exclude)
     singles = round(size * single_term_share)
-    return _draw(single, singles, rng) + _draw(phrases, size - singles, rng)
+    drawn = _draw(single, singles, rng) + _draw(phrases, size - singles, rng)
+    popularity = single | phrases
+    return sorted(drawn, key=lambda text: -popularity[text])  # stable: ties keep the seeded draw's order
 
 
 def _draw(candidates: Counter[str], count: int, rng: random.Random) -> list[str]:
