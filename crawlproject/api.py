@@ -1,4 +1,4 @@
-"""A focused crawl from Python, in five lines (issue 52)::
+"""A focused crawl from Python, in five lines::
 
     import crawlproject
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pickle
 import signal
 import subprocess
@@ -279,8 +280,10 @@ def _train_from_examples(examples: list[str], seeds: str, settings: dict[str, An
         if name.startswith(("FOCUS_REPLAY", "FOCUS_ALLOWED_NETWORKS", "DOWNLOAD_", "CONCURRENT_", "ROBOTSTXT_",
                             "USER_AGENT")):
             command += ["-s", f"{name}={value}"]
+    # the project's settings by name: installed with pip, no scrapy.cfg lies beside the package
+    environment = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawlproject.settings"}
     completed = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],  # noqa: S603
-                               check=False)
+                               check=False, env=environment)
     if completed.returncode:
         last = completed.stderr.strip().splitlines()[-1:] or ["scrapy train failed"]
         raise CrawlError(last[0])

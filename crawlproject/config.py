@@ -1,7 +1,7 @@
 """Every ``FOCUS_*`` setting: its default and its range, and typed getters
 that fail clearly.
 
-This is the one place defaults live (STYLE §2; the add-on installs them at
+This is the one place defaults live (the add-on installs them at
 add-on priority, so ``scrapy settings --get`` shows them); docs/settings.md
 documents each. Components read settings through :func:`get_int`,
 :func:`get_float`, :func:`get_bool`, :func:`get_choice` and :func:`get_str`,

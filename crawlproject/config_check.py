@@ -70,3 +70,40 @@ def check_settings(settings: BaseSettings, known: Iterable[str] = ()) -> None:
         if spec.kind in ("int", "float") and settings.get(name) is None:
             continue  # unset: the default, which is in range
         config.GETTERS[spec.kind](settings, name)
+
+
+#: The add-on's import path, as a project's ``ADDONS`` names it
+ADDON = "crawlproject.addon.FocusedCrawlAddon"
+
+
+def addon_enabled(settings: BaseSettings) -> bool:
+    """Whether the project's ``ADDONS`` holds the focused crawler's add-on (or a subclass of it)."""
+    from scrapy.utils.misc import load_object
+
+    for key, order in settings.getdict("ADDONS").items():
+        if order is None:
+            continue
+        try:
+            addon = load_object(key) if isinstance(key, str) else key
+        except (ImportError, NameError, ValueError):
+            continue  # Scrapy says so itself when it loads the add-ons
+        if any(f"{cls.__module__}.{cls.__qualname__}" == ADDON for cls in getattr(addon, "__mro__", (type(addon),))):
+            return True
+    return False
+
+
+def missing_addon(settings: BaseSettings, spider: str = "") -> str | None:
+    """Why a crawl needs the add-on that is not enabled, in one line: a
+    focused *spider* (its name), or a ``FOCUS_*`` setting the project or the
+    command line set — without the add-on nothing reads it, and a replay
+    setting ignored sends the crawl to the live web. None when all is well."""
+    if addon_enabled(settings):
+        return None
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    chosen = sorted(name for name in settings.attributes if name.startswith("FOCUS_")
+                    and (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["project"])
+    if not spider and not chosen:
+        return None
+    need = f"spider {spider!r} is a focused spider" if spider else f"{chosen[0]} is set"
+    return f"{need} but crawlproject's add-on is not enabled: add ADDONS = {{{ADDON!r}: 0}} to the project's settings.py"

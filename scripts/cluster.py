@@ -111,7 +111,7 @@ def main() -> int:
         settings: dict[str, Any] = {
             "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
             "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key, "FOCUS_SHARED_POLITENESS": True,
-            "FOCUS_REPLAY_PROXY": proxy, "CLOSESPIDER_ITEMCOUNT": args.pages // args.workers,
+            "FOCUS_REPLAY_PROXY": proxy,
             "FOCUS_OUTPUT_DIR": str(args.folder / "%(name)s-%(job)s"), "LOGSTATS_INTERVAL": 5,
             **LOOPBACK_SPEED,
         }
@@ -119,7 +119,11 @@ def main() -> int:
             name, _, value = assignment.partition("=")
             settings[name] = value
         arguments = {"query": args.query, "seeds": args.seeds}
-        jobs = [scrapyd.schedule(args.spider, arguments, settings) for _ in range(args.workers)]
+        # Each worker's share of the pages, exactly (a page budget counts the fetches in flight, an item
+        # count does not: the workers went past --pages by the requests they had out when they stopped).
+        shares = [args.pages // args.workers + (worker < args.pages % args.workers) for worker in range(args.workers)]
+        jobs = [scrapyd.schedule(args.spider, arguments, {"CLOSESPIDER_PAGECOUNT": share, **settings})
+                for share in shares]
         print(f"=== {args.workers} workers scheduled on frontier {key}: {', '.join(jobs)}", flush=True)
         folders = {job: args.folder / f"{args.spider}-{job}" for job in jobs}
         started, last = time.monotonic(), ""

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy import Spider
+from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 from warcio.statusandheaders import StatusAndHeaders
@@ -228,7 +229,28 @@ def open_scheduler(
     crawler.spider = spider
     scheduler = FrontierScheduler.from_crawler(crawler)
     scheduler.open(spider)
+    _OPEN_CRAWLERS.append(crawler)
     return crawler, scheduler, spider
+
+
+#: crawlers open_scheduler opened, whose engine a test may never stop
+_OPEN_CRAWLERS: list[Crawler] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_opened_crawls() -> Iterator[None]:
+    """After each test, stop the engines of the crawls open_scheduler opened
+    and the test left open: their folders' locks are let go, not collected."""
+    yield
+    while _OPEN_CRAWLERS:
+        _OPEN_CRAWLERS.pop().signals.send_catch_log(signal=signals.engine_stopped)
+
+
+def stop_scheduler(scheduler: FrontierScheduler, reason: str = "shutdown") -> None:
+    """Close *scheduler* and stop its crawl's engine, as Crawler.stop would:
+    the crawl lets its JOBDIR and its folder go (a later start resumes them)."""
+    scheduler.close(reason)
+    scheduler.crawler.signals.send_catch_log(signal=signals.engine_stopped)
 
 
 def html(body: str, title: str = "page") -> bytes:
@@ -323,3 +345,13 @@ def bound_to(strategy: Any, home: Any) -> Any:
     from crawlproject.strategies.factory import Focus
 
     return Focus(strategy.own_judge(), strategy, home)
+
+
+@pytest.fixture(scope="session")
+def built_index(webkb_replay: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of a 150-page best-first crawl of two WebKB departments (copy it to change it)."""
+    folder = tmp_path_factory.mktemp("built")
+    crawl = run_crawl("bestfirst", folder / "crawl", UNIVERSITY_HOMES[:2], webkb_replay.proxy_url, query="course",
+                      settings={"FOCUS_INDEX_DIR": str(folder / "index"), "CLOSESPIDER_ITEMCOUNT": 150})
+    assert crawl.returncode == 0, crawl.log[-2000:]
+    return folder / "index"

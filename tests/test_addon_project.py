@@ -98,6 +98,10 @@ def test_readme_user_project_runs_as_written(installed: Path, tmp_path: Path) ->
     assert len(items) >= 100 and all(isinstance(item["url"], str) for item in items)
     assert "body" not in items[0]  # raw content stays out of the feed
     assert "'robotstxt/request_count'" in focused.stderr
+    # a focused crawl logs at INFO unless the project says otherwise (Scrapy's DEBUG: a line per
+    # request); the process's own first lines, before any crawler, are Scrapy's
+    crawl_log = focused.stderr[focused.stderr.index("Enabled addons"):]
+    assert " DEBUG: " not in crawl_log and " INFO: " in crawl_log
     folders = list((project / "crawls").glob("cornell_courses-*"))
     assert len(folders) == 1
     summary = json.loads((folders[0] / "summary.json").read_text())
@@ -129,3 +133,70 @@ def test_readme_user_project_runs_as_written(installed: Path, tmp_path: Path) ->
     assert len(plain_items) == ok >= 20 and set(plain_items[0]) == {"url", "title"}
     assert "priority order" in summary_lines
     assert "Ignoring response <404" in plain_crawl.stderr or "'httperror/response_ignored_count'" in plain_crawl.stderr
+
+
+def test_a_project_without_the_add_on_line_stops_with_one_line(installed: Path, tmp_path: Path) -> None:
+    """Without ``ADDONS``, no component of ours runs: the replay setting was
+    ignored and the crawl went to the live web without a word."""
+    made = run(installed, "scrapy startproject forgetful", tmp_path)
+    assert made.returncode == 0, made.stderr[-2000:]
+    project = tmp_path / "forgetful"
+    _, _, spider, plain, crawls = readme_blocks()
+    (project / "forgetful" / "spiders" / "cornell.py").write_text(spider[2], encoding="utf-8")
+    (project / "forgetful" / "spiders" / "plain.py").write_text(plain[2], encoding="utf-8")
+    focused_line, plain_line, _ = crawls[2].strip().splitlines()
+    for line in (focused_line, plain_line):  # a focused spider; a plain one given a FOCUS_* setting
+        stopped = run(installed, line.replace(" -o items.jsonl", "").replace(" -o plain.jsonl", ""), project)
+        errors = [row for row in stopped.stderr.splitlines() if row.startswith("scrapy crawl: error:")]
+        assert stopped.returncode == 2 and len(errors) == 1, stopped.stderr[-3000:]
+        assert "add-on is not enabled: add ADDONS = {'crawlproject.addon.FocusedCrawlAddon': 0}" in errors[0]
+        assert "Traceback" not in stopped.stderr and "Crawled (" not in stopped.stderr
+    # a plain spider with no setting of ours is Scrapy's business: it starts (and is refused nothing by us)
+    quiet = run(installed, "scrapy crawl plain -s CLOSESPIDER_PAGECOUNT=1 -s DOWNLOAD_TIMEOUT=1 -s RETRY_TIMES=0",
+                project)
+    assert "add-on is not enabled" not in quiet.stderr and "Spider opened" in quiet.stderr
+
+
+def test_a_script_on_a_terminal_crawls_from_example_pages(installed: Path, tmp_path: Path) -> None:
+    """crawlproject.crawl() after a plain pip install, on a terminal: its
+    progress bar (tqdm was not a dependency), and a topic trained from example
+    pages by a child ``scrapy train`` that keeps the replay setting (it ran
+    where no project was, and fetched from the live web: "no relevant example
+    page could be fetched")."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    docsweb = SHARED / "corpora" / "docsweb" / "docsweb.warc.gz"
+    examples = [f"http://www.gnuplot.info/docs_5.4/node{n}.html" for n in (540, 590, 627)]
+    script = (
+        "import json\n"
+        "import crawlproject\n"
+        f"c = crawlproject.crawl(seeds='http://www.gnuplot.info/docs_5.4/index.html', examples={examples!r}, budget=12,"
+        f" strategy='best-first', output_dir='out', settings={{'FOCUS_REPLAY_WARC': {str(docsweb)!r},"
+        " 'DOWNLOAD_DELAY': 0, 'CONCURRENT_REQUESTS_PER_DOMAIN': 8})\n"
+        "print(json.dumps([len(c), c.summary['judge']['judge']]))\n"
+    )
+    terminal, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal 100 columns wide
+    with subprocess.Popen([str(installed), "-c", script], cwd=tmp_path, stdin=subprocess.DEVNULL,  # noqa: S603
+                          stdout=subprocess.PIPE, stderr=side, env={**os.environ, "PYTHONPATH": ""}) as child:
+        os.close(side)
+        shown = b""
+        while True:  # the terminal's side, until the child closes it
+            try:
+                chunk = os.read(terminal, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert child.stdout is not None
+        printed = child.stdout.read().decode()
+        assert child.wait(timeout=600) == 0, shown.decode(errors="replace")[-3000:]
+    os.close(terminal)
+    pages, judge = json.loads(printed.splitlines()[-1])
+    assert pages == 12 and "examples" in judge, judge
+    assert (tmp_path / "out" / "topic.npz").is_file()
+    assert re.search(rb"crawling: +100%.*12/12", shown), shown[-2000:]

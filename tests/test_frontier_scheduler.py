@@ -11,7 +11,7 @@ from scrapy import Request
 from crawlproject.frontier.scheduler import FrontierScheduler
 from crawlproject.spiders import BestFirstSpider
 from crawlproject.web.meta import KEY, LEASE, SCORE
-from tests.conftest import open_scheduler
+from tests.conftest import open_scheduler, stop_scheduler
 
 SCORE_KEY = SCORE
 
@@ -111,7 +111,7 @@ def test_a_finished_request_settles_its_lease(tmp_path: Path) -> None:
     scheduler.request_finished(refused)
     in_flight = scheduler.next_request()
     assert in_flight is not None
-    scheduler.close("shutdown")
+    stop_scheduler(scheduler)
     assert scheduler.stats.get_value("scheduler/leases_returned") == 1
     resumed, _ = make_scheduler(settings)
     assert len(resumed) == 2  # the in-flight one came back; the finished one did not
@@ -190,7 +190,7 @@ def test_jobdir_state_survives_close_and_reopen(tmp_path: Path) -> None:
         fetched.append(request.url)
     in_flight = scheduler.next_request()  # popped, never downloaded
     assert in_flight is not None
-    scheduler.close("shutdown")
+    stop_scheduler(scheduler)
 
     resumed, resumed_spider = make_scheduler(settings)
     assert len(resumed) == 15  # 14 queued + the in-flight one given back
@@ -288,7 +288,7 @@ def test_unpersistable_callbacks_stay_in_memory_with_one_warning(tmp_path: Path,
         for i in range(3):
             assert scheduler.enqueue_request(Request(f"http://h/{i}", callback=lambda r: None))
         scheduler.enqueue_request(Request("http://h/kept", callback=spider.parse))
-        scheduler.close("shutdown")
+        stop_scheduler(scheduler)
     warnings = [r for r in caplog.records if "Unable to serialize request" in r.getMessage()]  # type: ignore[attr-defined]
     assert len(warnings) == 1
     assert scheduler.stats.get_value("scheduler/unserializable") == 3

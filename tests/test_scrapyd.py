@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -108,3 +109,18 @@ def test_weekly_refresh_runs_through_scrapyd_carry_their_state(tmp_path: Path) -
     visits = [len(page["intervals"]) for page in state.values()]
     assert sum(visits) == 2 * budget and max(visits) == 2
     assert all(page["etag"] for page in state.values() if page["intervals"] and not page["deleted"])
+
+
+def test_the_cluster_fetches_exactly_the_pages_asked_for(tmp_path: Path) -> None:
+    """scripts.cluster: two Scrapyd workers on one Redis frontier share --pages
+    exactly (an item count per worker let each run past its share by the
+    requests it had in flight: 125 pages for --pages 100)."""
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "scripts.cluster", "--workers", "2", "--pages", "41", "--folder", str(tmp_path),
+         "-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"],
+        cwd=ROOT, capture_output=True, text=True, timeout=400,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "together: 41 pages, 0 fetched twice" in done.stdout, done.stdout[-2000:]
+    shares = sorted(int(n) for n in re.findall(r"worker \d \(job \w+\): (\d+) pages", done.stdout))
+    assert shares == [20, 21], done.stdout[-2000:]

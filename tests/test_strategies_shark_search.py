@@ -104,7 +104,7 @@ def test_spiders_build_their_strategies_from_settings(tmp_path: Path) -> None:
 
     from crawlproject.spiders import FishSearchSpider, SharkSearchSpider
 
-    settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
+    settings = {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, "FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
                 "FOCUS_OUTPUT_DIR": str(tmp_path / "%(name)s")}  # a spider settles its output folder when built
     shark_spider = SharkSearchSpider.from_crawler(get_crawler(SharkSearchSpider, settings), query="jazz", seeds="http://h/")
     strategy = shark_spider.focus.strategy

@@ -20,19 +20,9 @@ import pytest
 
 from crawlproject.search.engine import IndexHome
 from crawlproject.search.symbiosis import ERROR_GUARD
-from tests.conftest import ROOT, UNIVERSITY_HOMES, run_crawl
+from tests.conftest import ROOT
 
 QUERY_FILE = "computer science course\n# a comment\nresearch projects\n"
-
-
-@pytest.fixture(scope="module")
-def built_index(webkb_replay: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An index of a 150-page best-first crawl of two WebKB departments."""
-    folder = tmp_path_factory.mktemp("built")
-    crawl = run_crawl("bestfirst", folder / "crawl", UNIVERSITY_HOMES[:2], webkb_replay.proxy_url, query="course",
-                      settings={"FOCUS_INDEX_DIR": str(folder / "index"), "CLOSESPIDER_ITEMCOUNT": 150})
-    assert crawl.returncode == 0, crawl.log[-2000:]
-    return folder / "index"
 
 
 def copy_index(source: Path, target: Path) -> Path:
@@ -61,6 +51,7 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     processes: list[subprocess.Popen[str]] = []
 
     def start(index: Path) -> Served:
+        index = copy_index(index, tmp_path / f"served-{len(processes)}")  # its query log stays in the copy
         process = subprocess.Popen(  # noqa: S603
             [sys.executable, "-m", "scrapy", "serve", "--index", str(index), "--port", "0"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

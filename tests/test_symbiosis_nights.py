@@ -21,7 +21,7 @@ from crawlproject.replay.process import ReplayProcess
 from crawlproject.search.collection import IndexedCollection
 from crawlproject.search.engine import IndexHome
 from tests.conftest import ROOT, WEBKB_WARC
-from tests.test_symbiosis import built_index, copy_index, night_report  # noqa: F401 (the module's fixture)
+from tests.test_symbiosis import copy_index, night_report
 
 #: a night must end within this, whatever the network does
 BOUND = 240

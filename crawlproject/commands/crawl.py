@@ -20,6 +20,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
 from crawlproject.config import SettingsError
+from crawlproject.config_check import missing_addon
 from crawlproject.frontier.journal import JournalError
 from crawlproject.policy.netsafety import NETWORK_PROBLEMS
 
@@ -42,6 +43,10 @@ class Command(ScrapyCrawlCommand):
         except KeyError:
             print(f"scrapy crawl: error: {unknown_spider(args[0], self.crawler_process.spider_loader.list())}",
                   file=sys.stderr)
+            self.exitcode = 2
+            return
+        if (missing := missing_addon(crawler.settings)) is not None:
+            print(f"scrapy crawl: error: {missing}", file=sys.stderr)
             self.exitcode = 2
             return
         crawling: Any = self.crawler_process.crawl(crawler, **opts.spargs)

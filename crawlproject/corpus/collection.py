@@ -1,5 +1,5 @@
-"""The collection's layout on disk (issue 52), and its verdicts settled at
-the end of a crawl (issue 50 §2)::
+"""The collection's layout on disk, and its verdicts settled at
+the end of a crawl::
 
     history.jsonl                  one line per fetch (the crawl's record)
     collection/relevant.jsonl      one line per relevant page: its item, text and Markdown included

@@ -1,4 +1,4 @@
-"""The crawl report (issue 52): one self-contained HTML file a person opens
+"""The crawl report: one self-contained HTML file a person opens
 after a crawl — what was found, where, by which links, how sure the judge
 is, what is left and why the crawl stopped.
 

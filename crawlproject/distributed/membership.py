@@ -48,7 +48,7 @@ def crawl_signature(spider: Any) -> dict[str, str]:
     """What makes a crawl the one a shared frontier holds: its spider, its
     strategy and judge, its topic and its seeds (a digest)."""
     focus = getattr(spider, "focus", None)
-    strategy = getattr(getattr(focus, "strategy", None), "name", "")
+    strategy = focus.strategy_name if focus is not None else ""
     seeds = sorted(getattr(spider, "seed_urls", ()) or ())
     return {
         "spider": str(getattr(spider, "name", "")),

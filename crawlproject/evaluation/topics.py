@@ -17,7 +17,7 @@ Three kinds of query (the keywords a crawler gets):
   named by role and host it is not what a person would type.
 * ``name``: the topic as a person names it in a few words — where (the
   path's first part: the site, the class) and what (its last part): "gnuplot
-  smooth", "php reflection", "course cornell" (issue 58: the judges measured
+  smooth", "php reflection", "course cornell" (the judges measured
   on queries people write).
 * ``seed-terms``: the k terms a person describing the topic would choose —
   frequent across *many* seed pages and rare in the corpus — scored by their

@@ -223,7 +223,7 @@ class CrawlDashboard:
         return {**described, "questions": questions[:5]}
 
     def crawl_name(self, judge: dict[str, Any] | None) -> str:
-        """What the page's title says: spider, strategy, judge and topic (issue 52)."""
+        """What the page's title says: spider, strategy, judge and topic."""
         spider = self.crawler.spider
         focus = getattr(spider, "focus", None)
         strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)

@@ -1,5 +1,5 @@
 """The crawl's page budget: one object per crawl, built once from the
-settings (issue 60), that every part asks.
+settings, that every part asks.
 
 * ``CLOSESPIDER_PAGECOUNT`` counts pages answered, ``FOCUS_OK_PAGECOUNT``
   pages answered 2xx. robots.txt is never a page, and a page an earlier run

@@ -1,5 +1,5 @@
-"""Deprecated: the Redis frontier moved to :mod:`crawlproject.distributed.frontier`
-(issue 27). This path keeps working, with a warning, for a while — as Scrapy
+"""Deprecated: the Redis frontier moved to :mod:`crawlproject.distributed.frontier`.
+This path keeps working, with a warning, for a while — as Scrapy
 keeps a moved path."""
 
 from __future__ import annotations

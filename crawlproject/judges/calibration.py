@@ -1,10 +1,10 @@
 """What a judge's relevance means on the crawl's own pages: two calibrations.
 
-* :class:`CrawlCalibration` — a query judge's cosine is no probability
-  (issue 50 §2): a mixture fitted on the crawl's scores (below).
+* :class:`CrawlCalibration` — a query judge's cosine is no probability:
+  a mixture fitted on the crawl's scores (below).
 * :class:`PriorShift` — a model's probability is one under the share of
   relevant pages it was trained where (the pages near the seeds, the
-  labels): re-estimated on the crawl's pages (issue 58; further below).
+  labels): re-estimated on the crawl's pages (further below).
 
 Both answer the same four questions (:class:`Calibration`): take a score
 (``observe``), fit on the whole crawl at its end (``settle``), the
@@ -35,8 +35,8 @@ median precision / recall of the call 0.64 / 0.71 on the PHP manual, 0.26 /
 0.40 on docsweb (the fixed threshold: 0 / 0 on both), and no better than
 chance on WebKB, whose query judge ranks its pages little better than
 chance (AUC 0.68) — each mixture fitted on all the pages its crawl met, in
-an offline run over the crawls' histories. A better query judge is the
-rest of issue 50.
+an offline run over the crawls' histories. A better query judge is still to
+be found.
 """
 
 from __future__ import annotations

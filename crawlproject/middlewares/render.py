@@ -1,5 +1,5 @@
 """Downloader middleware: pages whose links or text scripts build are
-rendered in a browser (``FOCUS_RENDER``, issues 52 and 59), through
+rendered in a browser (``FOCUS_RENDER``), through
 scrapy-playwright driving the system's chromium (``FOCUS_BROWSER``; no
 browser download).
 

@@ -1,4 +1,4 @@
-"""A link model learnt across topics (issue 37): the link learner's prior.
+"""A link model learnt across topics: the link learner's prior.
 
 The online link learner (crawlproject.models.online_link_model) starts every
 crawl from SharkSearch's score and learns its corrections from the crawl's

@@ -1,5 +1,5 @@
 """An online link learner: what a link is worth, learnt during the crawl from
-the crawl's own verdicts (issue 28), as ACHE's online link classifier and
+the crawl's own verdicts, as ACHE's online link classifier and
 Rennie & McCallum's learned link value learn it.
 
 A link's score is the expected relevant pages per fetch,

@@ -1,4 +1,4 @@
-"""How much of the topic is left (issue 37): an online estimate of the
+"""How much of the topic is left: an online estimate of the
 relevant pages behind the links a crawl has found but not yet followed.
 
 Every fetch tells what a link of its score was worth: the page it led to

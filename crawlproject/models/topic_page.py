@@ -30,7 +30,7 @@ probability of the pages near the seeds it calls relevant — an estimate on
 crawl-like pages, not a cross-validation against easy negatives.
 Elkan & Noto's (2008) c = mean Pr(labelled | example), used before, made π from how well the
 model generalises to held-out examples: from 10 examples it estimated 64 %
-relevant among pages of which 1 % were (docsweb, WebKB: issue 50).
+relevant among pages of which 1 % were (docsweb, WebKB).
 Without pages near the seeds, the irrelevant examples stand for them and
 π is the examples' own balance.
 
@@ -283,7 +283,7 @@ class TopicPageModel:
         recall; its precision is told by the held-out examples
         (:func:`examples_precision`), with an interval spanning that and
         the probabilities' own (their mean over the calls stated 93 % where
-        the labels measured 52 %: issue 58), widened by ``PRECISION_MARGIN``."""
+        the labels measured 52 %), widened by ``PRECISION_MARGIN``."""
         probability = self._probability(unlabelled)
         self.unlabelled_probabilities = probability
         called = probability >= 0.5

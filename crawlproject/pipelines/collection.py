@@ -1,4 +1,4 @@
-"""The collection (``FOCUS_COLLECTION``, issue 52): every page's main text
+"""The collection (``FOCUS_COLLECTION``): every page's main text
 and Markdown in its item, and on disk what a retrieval index or a reader
 takes in — relevant and irrelevant pages apart, as the judge called them::
 

@@ -17,7 +17,7 @@ from crawlproject.web.extract import main_text
 from crawlproject.web.page import Page
 from crawlproject.web.text import TermAnalyzer, tokenize
 
-#: What of a page the repository and its search engine index (issue 62): its
+#: What of a page the repository and its search engine index: its
 #: main text (the collection's extraction, as a search engine indexes an
 #: article: a sidebar's "recent posts" churn is no change of the page), or its
 #: whole visible text, template (sidebars, footers) included, for comparison.

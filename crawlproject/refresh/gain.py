@@ -220,7 +220,7 @@ class GainMeter:
         S_old. κ = 1 (the estimate the policy uses) takes them as fresh and
         the gain is ≥ 0; κ < 1 — stale siblings whose copies overstate them —
         makes a refresh that lets them rise (p's score falls above κ·S_old)
-        a loss (issue 62: bench.refresh_single measures whether it picks
+        a loss (bench.refresh_single measures whether it picks
         better); one κ, or one per term column."""
         total = 0.0
         for column in (old_scores.keys() | new_scores.keys()) & self.frequency.keys():

@@ -17,7 +17,7 @@ would. Only the first ``top`` ranks of each answer are summed (I(100) is
 
 A(q, W) holds the pages that hold **all** of q's terms, as the paper's
 engine answers (a conjunctive query); ``answers="any"`` keeps any page with
-one of them (S > 0), for comparison (issue 62: any-term answers let a
+one of them (S > 0), for comparison (any-term answers let a
 refreshed page reorder stale pages that hold one common term).
 
 What one refresh gains, as the user-centric policy measures it, is

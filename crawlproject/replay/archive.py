@@ -165,7 +165,7 @@ def cut_off(record: ArcWarcRecord) -> bool:
 
 
 def warn_cut_off(path: str | Path, complete: int) -> None:
-    """The one line for a WARC that ends inside a record (issue 51 §6)."""
+    """The one line for a WARC that ends inside a record."""
     logger.warning(
         "%s is cut off: it ends inside a record, so only the %d complete responses before it are read"
         " and the rest of the archive is missing; copy or write the file again",

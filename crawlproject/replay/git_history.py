@@ -1,5 +1,5 @@
 """A news-like web that really changes, built from a blog kept as dated
-Markdown in git (issue 62): the weekly states of the site as its history
+Markdown in git: the weekly states of the site as its history
 has them, as a dated WARC in the format of ../shared/corpora/phpdoc-evolving
 (one ``response`` record per version, dated when it went live; a 404 record
 when a page goes), for the refresh benchmark and the replay's ``--as-of``.

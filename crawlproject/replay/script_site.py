@@ -1,5 +1,5 @@
-"""A site whose pages scripts build after load, as a WARC for the replay
-(issue 59): what rendering is tested and measured on.
+"""A site whose pages scripts build after load, as a WARC for the replay:
+what rendering is tested and measured on.
 
 Every page is an empty shell — a title, a "Loading…" placeholder and a
 script — whose script waits, then fetches the page's content as JSON

@@ -36,6 +36,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from crawlproject import config
 from crawlproject import signals as focus_signals
 from crawlproject.config import SettingsError
+from crawlproject.config_check import missing_addon
 from crawlproject.corpus.collection import settle
 from crawlproject.corpus.labels import parse_categories
 from crawlproject.corpus.output import crawl_output, earlier_runs
@@ -138,12 +139,16 @@ class FocusedSpider(ArgumentsMixin, RedisSeedsMixin, SitemapsMixin, Spider):
         # (crawlproject.frontier.scheduler; plain spiders keep filling slots).
         # Every seed's site, and every site that pays, is explored before the
         # crawl commits to one (crawlproject.frontier.exploration).
-        for name, value in {**FOCUS_TIE_ORDER, "FOCUS_OBJECTIVE": "pages", "FOCUS_EXPLORE": True}.items():
+        # A crawl's log at INFO (Scrapy's DEBUG line per request buries the progress and the summary).
+        for name, value in {**FOCUS_TIE_ORDER, "FOCUS_OBJECTIVE": "pages", "FOCUS_EXPLORE": True,
+                            "LOG_LEVEL": "INFO"}.items():
             if settings.getpriority(name) in (None, 0):  # a project's or crawl's own choice wins
                 settings.set(name, value, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        if (missing := missing_addon(crawler.settings, cls.name)) is not None:
+            raise SettingsError(missing)  # none of our components would run: not a focused crawl
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         spider._open_redis_seeds(crawler)

@@ -1,4 +1,4 @@
-"""The strategy contract: scoring, kept apart from queueing (STYLE §4).
+"""The strategy contract: scoring, kept apart from queueing.
 
 A strategy is the link scorer of the three ports (crawlproject.strategies.ports):
 it sees each fetched page once, with the crawl's judge's relevance (it never

@@ -36,7 +36,7 @@ class Focus:
     crawl judges nothing, as breadth-first without a topic) and its link
     scorer (the strategy: a page's links → scores, given the verdict).
 
-    The only caller of both (issue 60): the spider, the progress line, the
+    The only caller of both: the spider, the progress line, the
     dashboard and the Python call talk to the Focus, which keeps the order
     the two must be called in — the judge's verdict first, then the
     strategy's learning hook, then its link scores.
@@ -67,6 +67,11 @@ class Focus:
     def on_fetching(self, key: str) -> None:
         """A URL of the frontier reached the downloader."""
         self.strategy.fetching(key)
+
+    @property
+    def strategy_name(self) -> str:
+        """The strategy's name, as a crawl's signature and summary show it."""
+        return str(self.strategy.name)
 
     @property
     def explores(self) -> bool:

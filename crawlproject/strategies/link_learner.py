@@ -1,4 +1,4 @@
-"""The online link learner as a strategy (issue 28; the model is
+"""The online link learner as a strategy (the model is
 crawlproject.models.online_link_model): SharkSearch's score is each link's prior,
 and the crawl's own verdicts teach the correction.
 

@@ -1,4 +1,4 @@
-"""Learned link value (Rennie & McCallum 1999; docs/methods.md §2 via issue 15): every
+"""Learned link value (Rennie & McCallum 1999; docs/methods.md §2): every
 link scores the discounted number of targets it is predicted to lead to
 (crawlproject.models.link_value_model, trained by
 ``scrapy train --kind link-value``), and the model keeps learning

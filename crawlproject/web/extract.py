@@ -1,5 +1,5 @@
-"""A page's main text, as Markdown and as plain text, for the collection
-(issue 52): trafilatura, chosen by measurement (BENCHMARKS.md, extraction:
+"""A page's main text, as Markdown and as plain text, for the collection:
+trafilatura, chosen by measurement (BENCHMARKS.md, extraction:
 word F1 against each page's own main text on WebKB, docsweb and the PHP
 manual), with ``favor_recall``: its default and fast modes drop a fifth to a
 quarter of WebKB's hand-written pages (lists of links and short paragraphs
