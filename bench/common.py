@@ -47,16 +47,23 @@ GROUPS = (
 #: crawls this benchmark process runs now (run_child): stopped with it
 _CHILDREN: set[subprocess.Popen[str]] = set()
 _CHILDREN_LOCK = threading.Lock()
+#: set once the benchmark is told to stop: a thread pool's queued crawls
+#: would otherwise still start, one by one, after the stop
+_STOPPING = threading.Event()
 
 
 def run_child(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     """``subprocess.run(command, cwd=ROOT, capture_output=True, text=True)``
     for a crawl of a benchmark that runs many at once (from threads): the
     child is stopped with the benchmark (:func:`stop_children_on_exit`)
-    rather than left to write into folders a next run has cleared."""
-    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:  # noqa: S603
-        with _CHILDREN_LOCK:
-            _CHILDREN.add(process)
+    rather than left to write into folders a next run has cleared; once the
+    benchmark is stopping, no child starts (a failed crawl, said)."""
+    with _CHILDREN_LOCK:
+        if _STOPPING.is_set():
+            return subprocess.CompletedProcess(command, 1, "", "the benchmark is stopping: not started")
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # noqa: S603
+        _CHILDREN.add(process)
+    with process:
         try:
             out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -73,6 +80,7 @@ def stop_children_on_exit() -> None:
     crawls run_child started — each writes its summary with reason
     ``shutdown``, which a later ``--reuse-crawls`` runs again."""
     def stop(*_: object) -> None:
+        _STOPPING.set()
         with _CHILDREN_LOCK:
             for process in _CHILDREN:
                 process.terminate()
@@ -83,6 +91,7 @@ def stop_children_on_exit() -> None:
 
     atexit.register(stop)
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
 
 
 def code_stamp(*modules: str) -> str:

@@ -95,3 +95,40 @@ def test_a_benchmark_stopped_with_sigterm_stops_the_crawls_it_runs(tmp_path: Pat
         assert alive == []
     finally:
         bench.kill()
+
+
+#: a benchmark that runs three crawls one at a time: each child marks that it started, then waits
+_QUEUED_CRAWLS = """
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from bench.common import run_child, stop_children_on_exit
+
+stop_children_on_exit()
+child = "import pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); time.sleep(60)"
+with ThreadPoolExecutor(1) as pool:  # as bench.quality: the main thread waits for each crawl in turn
+    futures = [pool.submit(run_child, [sys.executable, "-c", child, f"{sys.argv[1]}/started-{i}"], 120)
+               for i in range(3)]
+    for future in as_completed(futures):
+        future.result()
+"""
+
+
+def test_a_benchmark_stopped_starts_none_of_its_queued_crawls(tmp_path: Path) -> None:
+    # A bench.quality run killed with crawls queued went on starting them one by one, into
+    # the folders the next run had cleared (two crawls writing one folder).
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bench = subprocess.Popen([sys.executable, "-c", _QUEUED_CRAWLS, str(tmp_path)], cwd=ROOT)  # noqa: S603
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started-0").exists():
+            assert time.monotonic() < deadline and bench.poll() is None, "the first crawl never started"
+            time.sleep(0.05)
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(timeout=30) != 0
+    finally:
+        bench.kill()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["started-0"]

@@ -163,7 +163,7 @@ class PrecisionStatement:
 
     def __str__(self) -> str:
         if not self.known:
-            return f"unknown — answer {self.needed} pages to know (scrapy label)"
+            return f"unknown — answer {self.needed} {'page' if self.needed == 1 else 'pages'} to know (scrapy label)"
         assert self.value is not None
         basis = f"measured on {self.measured_on} of your answers" if self.measured_on else "the judge's own estimate"
         return f"{self.value:.0%} ({self.low:.0%}–{self.high:.0%}), {basis}"
