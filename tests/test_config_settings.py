@@ -75,3 +75,27 @@ def test_a_misspelt_scrapy_setting_is_said_and_another_add_ons_is_not_refused() 
     addon_default = Settings()
     addon_default.set("PLAYWRIGHT_LAUNCH_OPTION", {}, priority="addon")
     config_check.check_settings(addon_default)
+
+
+def test_scrapy_s_pages_without_an_item_limit_closes_the_crawl() -> None:
+    # Our CloseSpider replaced Scrapy's page counting by the page budget and dropped
+    # CLOSESPIDER_PAGECOUNT_NO_ITEM with it: the setting was accepted and never fired.
+    from scrapy import Spider
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from crawlproject.extensions.closespider import CloseSpider
+
+    crawler = get_crawler(Spider, {"CLOSESPIDER_PAGECOUNT_NO_ITEM": 3})
+    extension = CloseSpider.from_crawler(crawler)
+    reasons: list[str] = []
+    extension._close_spider = reasons.append  # type: ignore[method-assign] # noqa: SLF001 (the engine's side is Scrapy's)
+    spider = Spider("s")
+    for url in ("http://h/1", "http://h/2"):
+        extension.page_count(Response(url), Request(url), spider)
+    extension.item_scraped({}, spider)  # an item: the count starts again
+    for url in ("http://h/3", "http://h/4"):
+        extension.page_count(Response(url), Request(url), spider)
+    assert reasons == []
+    extension.page_count(Response("http://h/5"), Request("http://h/5"), spider)
+    assert reasons == ["closespider_pagecount_no_item"]

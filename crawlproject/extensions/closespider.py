@@ -45,4 +45,9 @@ class CloseSpider(ScrapyCloseSpider):
             self._close_spider("closespider_itemcount")  # spent by the earlier runs
 
     def page_count(self, response: Response, request: Request, spider: Spider) -> None:
-        """The page budget is the crawl's PageBudget."""
+        """The page budget is the crawl's PageBudget; Scrapy's
+        CLOSESPIDER_PAGECOUNT_NO_ITEM (pages in a row with no item) stays here."""
+        self.counter["pagecount_since_last_item"] += 1
+        limit = self.close_on.get("pagecount_no_item")
+        if limit and self.counter["pagecount_since_last_item"] >= limit:
+            self._close_spider("closespider_pagecount_no_item")
