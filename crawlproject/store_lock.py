@@ -126,7 +126,24 @@ def writing(path: str | Path, what: str) -> Iterator[Path]:
 
 def _me() -> dict[str, Any]:
     return {"pid": os.getpid(), "host": socket.gethostname(), "started": datetime.now(UTC).isoformat(timespec="seconds"),
-            "since": time.time(), "command": " ".join(Path(sys.argv[0]).name.split() + sys.argv[1:4])}
+            "since": time.time(), "command": _command()}
+
+
+def _command() -> str:
+    """The command that started this process, as the user typed it (``scrapy
+    crawl bestfirst``): Scrapy takes its command's name out of sys.argv, the
+    process's own command line keeps it."""
+    try:
+        words = Path("/proc/self/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        words = list(sys.argv)
+    if len(words) > 2 and words[1] == "-m":  # python -m scrapy …
+        words = words[2:]
+    elif words and Path(words[0]).name.startswith("python") and len(words) > 1:  # python script.py …
+        words = words[1:]
+    if not words:
+        return ""
+    return " ".join([Path(words[0]).name, *words[1:3]])
 
 
 def _read(handle: IO[str]) -> dict[str, Any]:

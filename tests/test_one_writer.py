@@ -72,6 +72,7 @@ def test_a_second_crawl_on_the_same_jobdir_refuses_and_touches_nothing(webkb_rep
     assert second.returncode == 2, second.stderr[-2000:]
     [line] = [line for line in second.stderr.splitlines() if "error:" in line]
     assert f"JOBDIR '{tmp_path / 'job'}' is in use by PID {first.pid}" in line, line
+    assert "(scrapy crawl bestfirst)" in line, line  # the holder's command, as the user typed it
     assert after == before
     assert first.wait(timeout=120) == 0
     history = [json.loads(row) for row in (tmp_path / "out" / "history.jsonl").read_text().splitlines()]
