@@ -237,6 +237,14 @@ def open_scheduler(
 _OPEN_CRAWLERS: list[Crawler] = []
 
 
+def built_spider(spider_cls: type[Spider], settings: dict[str, object], **spider_kwargs: Any) -> Spider:
+    """A spider built as Crawler.crawl builds it, in a project with the add-on;
+    its crawl's folder is let go after the test (it is never run)."""
+    crawler = get_crawler(spider_cls, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, **settings})
+    _OPEN_CRAWLERS.append(crawler)
+    return spider_cls.from_crawler(crawler, **spider_kwargs)
+
+
 @pytest.fixture(autouse=True)
 def _stop_opened_crawls() -> Iterator[None]:
     """After each test, stop the engines of the crawls open_scheduler opened

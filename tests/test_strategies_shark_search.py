@@ -100,15 +100,14 @@ def test_fish_search_is_binary_and_ignores_the_neighborhood() -> None:
 
 
 def test_spiders_build_their_strategies_from_settings(tmp_path: Path) -> None:
-    from scrapy.utils.test import get_crawler
-
     from crawlproject.spiders import FishSearchSpider, SharkSearchSpider
+    from tests.conftest import built_spider
 
-    settings = {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, "FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
+    settings = {"FOCUS_SHARK_GAMMA": 0.4, "FOCUS_SHARK_DEPTH": 5, "FOCUS_CONTEXT_WORDS": 7,
                 "FOCUS_OUTPUT_DIR": str(tmp_path / "%(name)s")}  # a spider settles its output folder when built
-    shark_spider = SharkSearchSpider.from_crawler(get_crawler(SharkSearchSpider, settings), query="jazz", seeds="http://h/")
+    shark_spider = built_spider(SharkSearchSpider, settings, query="jazz", seeds="http://h/")
     strategy = shark_spider.focus.strategy
     assert isinstance(strategy, SharkSearchStrategy)
     assert (strategy.gamma, strategy.depth, strategy.context_words) == (0.4, 5, 7)
-    fish_spider = FishSearchSpider.from_crawler(get_crawler(FishSearchSpider, settings), query="jazz", seeds="http://h/")
+    fish_spider = built_spider(FishSearchSpider, settings, query="jazz", seeds="http://h/")
     assert isinstance(fish_spider.focus.strategy, FishSearchStrategy) and fish_spider.focus.strategy.gamma == 1.0

@@ -47,11 +47,10 @@ class Served:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Any]:
+def serve() -> Iterator[Any]:
     processes: list[subprocess.Popen[str]] = []
 
     def start(index: Path) -> Served:
-        index = copy_index(index, tmp_path / f"served-{len(processes)}")  # its query log stays in the copy
         process = subprocess.Popen(  # noqa: S603
             [sys.executable, "-m", "scrapy", "serve", "--index", str(index), "--port", "0"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -81,8 +80,8 @@ def night_report(index: Path) -> tuple[dict[str, Any], Path]:
     return json.loads((nights[-1] / "report.json").read_text()), nights[-1]
 
 
-def test_the_json_api(built_index: Path, serve: Any) -> None:
-    server = serve(built_index)
+def test_the_json_api(built_index: Path, serve: Any, tmp_path: Path) -> None:
+    server = serve(copy_index(built_index, tmp_path / "served"))  # serve writes its query log there
     status, answer = server.get("/api/search", q="computer", size="5", page="2")
     assert status == 200 and answer["page"] == 2 and len(answer["results"]) <= 5 and answer["total"] > 5
     first_page = server.get("/api/search", q="computer", size="5")[1]
@@ -96,7 +95,7 @@ def test_the_json_api(built_index: Path, serve: Any) -> None:
     assert server.get("/api/status")[1]["pages"] > 10
 
 
-def test_the_search_page_in_a_real_browser(built_index: Path, serve: Any) -> None:
+def test_the_search_page_in_a_real_browser(built_index: Path, serve: Any, tmp_path: Path) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -104,7 +103,7 @@ def test_the_search_page_in_a_real_browser(built_index: Path, serve: Any) -> Non
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
-    server = serve(built_index)
+    server = serve(copy_index(built_index, tmp_path / "served"))  # serve writes its query log there
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
