@@ -35,7 +35,9 @@ GROUPS = (
     ("Distributed crawling", ("distributed", "distributed-synthetic")),
     ("Demo", ("demo",)),
     # Measured as users crawl (issue 49): one request per host, a delay; one table per corpus.
-    ("Crawl quality, as users crawl", ("quality-webkb", "quality-phpdoc-evolving", "quality-docsweb", "politeness-")),
+    ("Crawl quality, as users crawl", ("quality-webkb", "quality-phpdoc-evolving", "quality-docsweb", "politeness-",
+                                       "steady-")),
+    ("Verdicts a user can check", ("answers",)),
     ("Crawl quality, earlier: measured at delay 0, most before issues 35–37 changed the scheduler and the learner",
      ("runs-quality-", "learner-", "quality-", "examples-", "labels-", "lookahead-", "exploration-", "sweep-",
       "focused-", "queries-", "infospiders-", "link-value-", "judges-", "prior-quality-", "screen-")),
