@@ -181,9 +181,9 @@ class Measure:
         return float((self.tfidf.transform(texts) @ query.T).mean())
 
     def day(self, index: Path, day: Day) -> dict[str, float]:
-        from crawlproject.search.collection import Collection
+        from crawlproject.search.collection import IndexedCollection
 
-        collection = Collection(IndexHome(index).current())
+        collection = IndexedCollection(IndexHome(index).current())
         keys = collection.keys()
         collection.close()
         precision = self.precision_at_10(index, day.held_back)
@@ -261,7 +261,7 @@ def run_community(community: Community, measure: Measure, proxy: str, args: argp
 def index_figures(communities: list[Community], queries: list[str], repeats: int) -> dict[str, float]:
     """Index the largest initial crawl's pages anew (median of *repeats*),
     its bytes per page, and query latency over 1,000 queries."""
-    from crawlproject.search.collection import Collection
+    from crawlproject.search.collection import IndexedCollection
     from crawlproject.search.document import pages_from_crawl
 
     crawl = max((c.folder / "initial" / "crawl" for c in communities),
@@ -285,7 +285,7 @@ def index_figures(communities: list[Community], queries: list[str], repeats: int
         sizes.append(sum(path.stat().st_size for path in Path(collection.folder).rglob("*") if path.is_file()) / count)
         collection.close()
     largest = max((c.folder / variant / "index" for c in communities for variant in VARIANTS),
-                  key=lambda index: Collection(IndexHome(index).current()).page_count())
+                  key=lambda index: IndexedCollection(IndexHome(index).current()).page_count())
     engine = SearchEngine(largest)
     latencies = []
     rng = random.Random(7)
