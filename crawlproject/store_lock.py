@@ -83,6 +83,12 @@ class StoreLock:
     def held(self) -> bool:
         return self._handle is not None
 
+    def __enter__(self) -> StoreLock:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
     def release(self) -> None:
         """Let the lock go, saying the store was left in order (the file emptied)."""
         handle, self._handle = self._handle, None
@@ -113,15 +119,14 @@ def writing(path: str | Path, what: str) -> Iterator[Path]:
     *path* in one rename when the block ends without an error — a reader
     never sees it half-written — all under the file's lock."""
     path = Path(path)
-    lock = lock_file(path, what)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.partial{path.suffix}")
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-        lock.release()
+    with lock_file(path, what):
+        try:
+            yield temporary
+            os.replace(temporary, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
 
 
 def _me() -> dict[str, Any]:

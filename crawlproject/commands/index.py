@@ -42,11 +42,8 @@ class Command(ProjectCommand):
         every = config.get_int(self.project_settings, "FOCUS_INDEX_COMMIT_PAGES")
         from crawlproject.store_lock import lock_dir
 
-        lock = lock_dir(opts.index, f"the index {opts.index!r}")  # one writer: a night or another `index` waits
-        try:
+        with lock_dir(opts.index, f"the index {opts.index!r}"):  # one writer: a night or another `index` waits
             self._index(opts.index, args, analyzer, window, every)
-        finally:
-            lock.release()
 
     @staticmethod
     def _index(index: str, args: list[str], analyzer: TermAnalyzer, window: int, every: int) -> None:

@@ -56,11 +56,8 @@ class Command(ProjectCommand):
             raise FileNotFoundError(2, "not a crawl's output folder (no history.jsonl)", str(folder))
         if not any(True for _ in crawl_pages(folder, texts=False)):
             raise ValueError(f"{folder}: the crawl judged no page (a crawl without a topic): nothing to check")
-        lock = lock_dir(folder, f"the crawl folder {str(folder)!r}")  # a crawl still writing it keeps us out
-        try:
+        with lock_dir(folder, f"the crawl folder {str(folder)!r}"):  # a crawl still writing it keeps us out
             self._label(folder, opts)
-        finally:
-            lock.release()
 
     def _label(self, folder: Path, opts: argparse.Namespace) -> None:
         from crawlproject.judges.answers import apply_answers

@@ -64,8 +64,7 @@ class Command(ProjectCommand):
 
         home = IndexHome(opts.index)
         home.current()  # a missing index: one clear line, before any reactor
-        lock = lock_dir(opts.index, f"the index {opts.index!r}")  # two nights (or a night and `index`) kept apart
-        try:
+        with lock_dir(opts.index, f"the index {opts.index!r}"):  # two nights (or a night and `index`) kept apart
             if opts.rollback:
                 print(f"The collection of {opts.index} is now {home.rollback()} again")
                 return
@@ -78,8 +77,6 @@ class Command(ProjectCommand):
             options.check()
             queries = self._queries(opts)
             self._run_night(settings, options, opts.index, queries)
-        finally:
-            lock.release()
 
     @staticmethod
     def _queries(opts: argparse.Namespace) -> list[str]:

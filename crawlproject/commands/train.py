@@ -108,11 +108,8 @@ class Command(ProjectCommand):
 
         # One writer: a second `train -o` of the same file stops at once (the
         # file itself is replaced whole when written: a crawl never reads half).
-        lock = lock_file(opts.output, f"the model file {opts.output!r}")
-        try:
+        with lock_file(opts.output, f"the model file {opts.output!r}"):
             self._train(args, opts)
-        finally:
-            lock.release()
 
     def _train(self, args: list[str], opts: argparse.Namespace) -> None:
         if opts.examples:

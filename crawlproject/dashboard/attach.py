@@ -75,12 +75,9 @@ class FolderBackend:
         from crawlproject.store_lock import lock_dir
         from crawlproject.web.text import TermAnalyzer
 
-        lock = lock_dir(self.folder, f"the crawl folder {str(self.folder)!r}")
-        try:
+        with lock_dir(self.folder, f"the crawl folder {str(self.folder)!r}"):
             AnswerBook(self.folder).add(Answer(key, relevant, "given"))
             judge = apply_answers(self.folder, TermAnalyzer())
-        finally:
-            lock.release()
         self.watch.judged_relevant = sum(judge.calls().values())
         return {"kept": str(self.folder / "answers.jsonl"),
                 "learnt": f"the finished crawl re-judged: {self.watch.judged_relevant} pages relevant, "
