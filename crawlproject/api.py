@@ -66,14 +66,12 @@ class Collection:
         ``collection/relevant.jsonl``, the summary and the report). The
         collection's precision as it is stated now."""
         from crawlproject.corpus.collection import records
-        from crawlproject.judges.answers import Answer, AnswerBook, apply_answers
+        from crawlproject.judges.answers import give_answers
         from crawlproject.web.text import TermAnalyzer
         from crawlproject.web.urls import canonicalize
 
-        book = AnswerBook(self.folder)
-        for url, relevant in answers.items():
-            book.add(Answer(canonicalize(url), bool(relevant), "given"))
-        judge = apply_answers(self.folder, TermAnalyzer())
+        judge = give_answers(self.folder, {canonicalize(url): bool(relevant) for url, relevant in answers.items()},
+                             TermAnalyzer())
         final = {record["canonical_url"]: record for record in records(self.folder / "history.jsonl")
                  if isinstance(record, dict) and "canonical_url" in record}
         for page in self.pages:

@@ -148,3 +148,18 @@ def test_a_wide_interval_is_unknown_and_says_how_many_answers_would_do(tmp_path:
     assert str(statement).startswith(f"unknown — answer {statement.needed} page")
     assert str(statement).endswith(" to know (scrapy label)")
     assert answers_needed() > 3
+
+
+def test_answers_from_python_wait_for_the_folder_s_writer(crawled: Any) -> None:
+    # Collection.answer wrote answers.jsonl and re-settled the history with no lock: a crawl
+    # (or `scrapy label`) still writing the folder was trampled; the dashboard's answers took it.
+    from crawlproject.api import Collection
+    from crawlproject.store_lock import StoreInUse, lock_dir
+
+    folder, _ = crawled
+    answers = folder / "answers.jsonl"
+    before = answers.read_bytes() if answers.exists() else b""
+    url = sorted(relevant_everywhere(folder)[0])[0]
+    with lock_dir(folder, "a crawl still writing"), pytest.raises(StoreInUse, match="is in use by PID"):
+        Collection(pages=[], summary={}, folder=folder).answer({url: False})
+    assert (answers.read_bytes() if answers.exists() else b"") == before

@@ -71,13 +71,10 @@ class FolderBackend:
     def _answer_finished(self, key: str, relevant: bool) -> dict[str, Any]:
         """A finished crawl: the answer re-judges its collection now, as
         ``scrapy label`` does (crawlproject.judges.answers)."""
-        from crawlproject.judges.answers import Answer, AnswerBook, apply_answers
-        from crawlproject.store_lock import lock_dir
+        from crawlproject.judges.answers import give_answers
         from crawlproject.web.text import TermAnalyzer
 
-        with lock_dir(self.folder, f"the crawl folder {str(self.folder)!r}"):
-            AnswerBook(self.folder).add(Answer(key, relevant, "given"))
-            judge = apply_answers(self.folder, TermAnalyzer())
+        judge = give_answers(self.folder, {key: relevant}, TermAnalyzer())
         self.watch.judged_relevant = sum(judge.calls().values())
         return {"kept": str(self.folder / "answers.jsonl"),
                 "learnt": f"the finished crawl re-judged: {self.watch.judged_relevant} pages relevant, "

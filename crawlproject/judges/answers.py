@@ -48,13 +48,13 @@ import numpy as np
 from crawlproject.models.intervals import wilson
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from sklearn.linear_model import LogisticRegression
 
     from crawlproject.web.text import TermAnalyzer
 
-__all__ = ["Answer", "AnswerBook", "JudgedPage", "PrecisionStatement", "Rejudge", "answers_needed"]
+__all__ = ["Answer", "AnswerBook", "JudgedPage", "PrecisionStatement", "Rejudge", "answers_needed", "give_answers"]
 
 #: An interval wider than this says nothing a user can act on: "unknown".
 UNKNOWN_WIDTH = 0.5
@@ -350,6 +350,20 @@ def shown(page: JudgedPage, lines: int = 4, width: int = 100) -> str:
     if line and len(body) < lines:
         body.append(line)
     return "\n".join([page.title or "(no title)", page.url, *("  " + part for part in body)])
+
+
+def give_answers(folder: Path, answers: Mapping[str, bool], analyzer: TermAnalyzer) -> Rejudge:
+    """The user's word on pages (canonical URL → relevant) given at once —
+    the dashboard's label on a finished crawl, ``Collection.answer`` — kept
+    and the crawl re-judged under its folder's lock (a crawl still writing
+    the folder, or ``scrapy label`` on it, refuses this one)."""
+    from crawlproject.store_lock import lock_dir
+
+    with lock_dir(folder, f"the crawl folder {str(folder)!r}"):
+        book = AnswerBook(folder)
+        for url, relevant in answers.items():
+            book.add(Answer(url, relevant, "given"))
+        return apply_answers(folder, analyzer)
 
 
 def apply_answers(folder: Path, analyzer: TermAnalyzer, judge: Rejudge | None = None) -> Rejudge:
