@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Mapping
 
     from scrapy.settings import BaseSettings
 
@@ -145,7 +145,7 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_STRATEGY": _str(),
     "FOCUS_STEMMING": _bool(True),
     # The page judge (crawlproject.judges): auto = a model's own, else the query's TF cosine
-    "FOCUS_JUDGE": _choice("auto", "auto", "query", "query-tf"),
+    "FOCUS_JUDGE": _str("auto"),
     "FOCUS_JUDGE_LABELS": _bool(True),
     "FOCUS_SHARK_GAMMA": _float(0.7, 0, 1),
     "FOCUS_SHARK_DELTA": _float(0.5, 0, 1),
@@ -324,6 +324,32 @@ def get_choice(settings: BaseSettings, name: str, choices: Collection[str] = ())
 
 def get_str(settings: BaseSettings, name: str) -> str:
     return str(_raw(settings, name) or "")
+
+
+def named_class(setting: str, name: str, registry: Mapping[str, str], base: type, kind: str, extra: str = "") -> Any:
+    """The class *setting*'s value names: a name of *registry* (name → import
+    path) or the import path of a subclass of *base*; one line when it names none.
+    *extra* is a value the caller reads itself (``auto``), offered in the line."""
+    import difflib
+
+    from scrapy.utils.misc import load_object
+
+    path = registry.get(name.strip().lower(), name)
+    try:
+        found = load_object(path)
+    except ValueError:  # not a dotted path
+        names = sorted(registry)
+        close = difflib.get_close_matches(name.lower(), [*names, *([extra] if extra else [])], n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise SettingsError(
+            f"{setting}={name!r} names no {kind}: {hint}Give {extra + ', ' if extra else ''}a {kind} name "
+            f"({', '.join(names)}) or the import path of a {base.__name__} class"
+        ) from None
+    except (ImportError, NameError, AttributeError) as exc:
+        raise SettingsError(f"{setting}={name!r} cannot be imported: {exc}") from None
+    if not (isinstance(found, type) and issubclass(found, base)):
+        raise SettingsError(f"{setting}={name!r} is not a {base.__name__} class")
+    return found
 
 
 GETTERS: dict[str, Callable[..., Any]] = {"int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str}

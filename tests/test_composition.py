@@ -87,6 +87,37 @@ def test_any_judge_with_any_strategy_builds_and_scores_a_page(name: str, judge: 
     assert pickle.loads(pickle.dumps(focus.strategy.child_state(fetched, relevance))) is not None  # kept in the frontier
 
 
+class TopicWordJudge(PageJudge):
+    """A judge of one's own, as a contributor writes one: one class, built by its from_settings."""
+
+    name = "topic-word"
+
+    def __init__(self, word: str, analyzer: TermAnalyzer):
+        super().__init__()
+        self.word, self.analyzer = word, analyzer
+
+    @classmethod
+    def from_settings(cls, context: Any) -> PageJudge:
+        return cls(sorted(context.query)[0], context.analyzer)  # the topic's first term, as the crawl spells it
+
+    def score(self, page: Page) -> float:
+        return 1.0 if self.word in page.vector(self.analyzer) else 0.0
+
+
+def test_a_judge_is_named_as_a_strategy_is_by_a_name_or_an_import_path() -> None:
+    from crawlproject.config import SettingsError
+
+    settings = {"FOCUS_JUDGE": "tests.test_composition.TopicWordJudge", "FOCUS_JUDGE_LABELS": False}
+    focus = build_focus(get_crawler(settings_dict=settings), Topic(query=QUERY), named="best-first")
+    assert isinstance(focus.judge, TopicWordJudge)
+    assert focus.on_page(page(text="a course page")) == 1.0 and focus.on_page(page(text="a lab page")) == 0.0
+    for wrong, said in (("querytf", "FOCUS_JUDGE='querytf' names no judge: did you mean 'query-tf'?"),
+                        ("tests.test_composition.NoSuchJudge", "cannot be imported"),
+                        ("tests.test_composition.page", "is not a PageJudge class")):
+        with pytest.raises(SettingsError, match=said):
+            build_focus(get_crawler(settings_dict={"FOCUS_JUDGE": wrong}), Topic(query=QUERY), named="best-first")
+
+
 def test_no_strategy_judges_pages_itself() -> None:
     """The judge is a port of its own: a strategy class has no relevance
     method, and a strategy built alone holds no judge."""

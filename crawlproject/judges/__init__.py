@@ -3,16 +3,18 @@ scoring ports; docs/architecture.md, "Three ports").
 
 Every crawl has one judge, whatever its strategy (the link scorer: it reads
 the judge's verdicts and never judges pages itself). ``FOCUS_JUDGE`` chooses
-it: ``auto`` (the judge of the model the strategy was built with — a context
-graph, a link-value model, a taxonomy classifier, the oracles' labels,
-Fish-Search's any-term rule — else a model file's own judge when the topic
-names a model — a taxonomy classifier with good categories, or a topic learnt
-from examples — else the query's), ``query`` (log-TF × IDF, the IDF the
-language's corrected by the crawl's own pages), ``query-tf`` (docs/methods.md §2's TF
-cosine, as the literature ran it; with ``FOCUS_IDF_INDEX``, TF-IDF with a
-search index's IDF). ``auto`` without a model is ``query-tf``: what every
-quality benchmark so far measured. With ``FOCUS_JUDGE_LABELS`` the judge is
-wrapped by one the user's labels teach (crawlproject.judges.learning).
+it, as ``FOCUS_STRATEGY`` chooses the strategy: a name of :data:`JUDGES` —
+``query`` (log-TF × IDF, the IDF the language's corrected by the crawl's own
+pages), ``query-tf`` (docs/methods.md §2's TF cosine, as the literature ran
+it; with ``FOCUS_IDF_INDEX``, TF-IDF with a search index's IDF) — or the
+import path of any :class:`~crawlproject.judges.base.PageJudge`, built by its
+``from_settings``; or ``auto``: the judge of the model the strategy was built
+with (a context graph, a link-value model, a taxonomy classifier, the
+oracles' labels, Fish-Search's any-term rule), else a model file's own judge
+when the topic names a model (a taxonomy classifier with good categories, or
+a topic learnt from examples), else ``query-tf``: what every quality
+benchmark so far measured. With ``FOCUS_JUDGE_LABELS`` the judge is wrapped
+by one the user's labels teach (crawlproject.judges.learning).
 """
 
 from __future__ import annotations
@@ -32,7 +34,30 @@ if TYPE_CHECKING:
     from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
     from crawlproject.web.text import TermAnalyzer
 
-JUDGE_KINDS = ("auto", "query", "query-tf")
+#: Judge names (as ``FOCUS_JUDGE`` says them) → classes; ``auto`` chooses (module doc).
+JUDGES = {
+    "query": "crawlproject.judges.query.QueryJudge",
+    "query-tf": "crawlproject.judges.query.TfQueryJudge",
+}
+
+
+def judge_class(name: str) -> type[PageJudge] | None:
+    """The judge class a ``FOCUS_JUDGE`` value names (None for ``auto``); one
+    line when it names none.
+
+    >>> judge_class("query-tf").__name__
+    'TfQueryJudge'
+    >>> judge_class("querytf")
+    Traceback (most recent call last):
+    ...
+    crawlproject.config.SettingsError: FOCUS_JUDGE='querytf' names no judge: did you mean 'query-tf'? Give auto, a judge name (query, query-tf) or the import path of a PageJudge class
+    """
+    from crawlproject.judges.base import PageJudge
+
+    if name.strip().lower() in ("", "auto"):
+        return None
+    found: type[PageJudge] = config.named_class("FOCUS_JUDGE", name, JUDGES, PageJudge, "judge", extra="auto")
+    return found
 
 
 def model_good(model: TaxonomyClassifier) -> tuple[str, ...]:
@@ -75,36 +100,29 @@ def judge_from_settings(
     *own* is the strategy's model's judge (None: it has none); *what* names
     the strategy in errors. Without a topic, a strategy that does not need
     verdicts (not *required*: breadth-first, random) has no judge (None)."""
+    from crawlproject.judges.base import JudgeContext
     from crawlproject.judges.learning import LabelTaughtJudge
-    from crawlproject.judges.query import QueryJudge, TfQueryJudge
+    from crawlproject.judges.query import TfQueryJudge
 
-    kind = config.get_choice(settings, "FOCUS_JUDGE")
+    kind = judge_class(config.get_str(settings, "FOCUS_JUDGE"))
     path = model or config.get_str(settings, "FOCUS_MODEL")
     judge: PageJudge
-    if kind == "auto" and own is not None:
+    if kind is None and own is not None:
         judge = own
-    elif kind == "auto" and path:
+    elif kind is None and path:
         judge = model_judge(path, good or parse_categories(config.get_str(settings, "FOCUS_GOOD")), what)
     else:
+        chosen = kind or TfQueryJudge
         terms = analyzer.vector(query)
-        if not terms and not required:
-            return None
-        if not terms:
+        if chosen.reads_query and not terms:
+            if not required:
+                return None
             raise SettingsError(
                 f"{what} needs a topic: a query with at least one non-stopword term (-a query=\"…\")"
-                + (", or a model (-a model=FILE)" if kind == "auto" else f" (FOCUS_JUDGE={kind})")
+                + (", or a model (-a model=FILE)" if kind is None else f" (FOCUS_JUDGE={chosen.name})")
                 + f"; got query={query!r}"
             )
-        index = config.get_str(settings, "FOCUS_IDF_INDEX")
-        if kind == "query":
-            judge = QueryJudge(terms, analyzer)
-        elif index:
-            from crawlproject.judges.query import IndexQueryJudge
-            from crawlproject.search.engine import IndexIdf
-
-            judge = IndexQueryJudge(terms, analyzer, IndexIdf(index))
-        else:
-            judge = TfQueryJudge(terms, analyzer)
+        judge = chosen.from_settings(JudgeContext(settings, terms, analyzer))
     if config.get_bool(settings, "FOCUS_JUDGE_LABELS"):
         judge = LabelTaughtJudge(judge, analyzer)
     return judge

@@ -22,13 +22,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from crawlproject.models.intervals import PRECISION_MARGIN, stated_interval, wilson
 
-__all__ = ["CallTally", "PageJudge", "PrecisionEstimate", "wilson"]
+__all__ = ["CallTally", "JudgeContext", "PageJudge", "PrecisionEstimate", "wilson"]
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from scrapy.settings import BaseSettings
 
     from crawlproject.judges.calibration import Calibration
     from crawlproject.web.page import Page
+    from crawlproject.web.text import TermAnalyzer
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,26 @@ class CallTally:
         return None
 
 
+@dataclass(frozen=True)
+class JudgeContext:
+    """What a judge class is built from (``FOCUS_JUDGE`` names it): the
+    settings, the topic's query terms (empty when the topic names none) and
+    the crawl's analyzer."""
+
+    settings: BaseSettings
+    query: Mapping[str, float]
+    analyzer: TermAnalyzer
+
+
 class PageJudge(ABC):
-    """How relevant a fetched page is to the topic (the port strategies read)."""
+    """How relevant a fetched page is to the topic (the port strategies read).
+    A judge of one's own is a subclass with :meth:`score`, named in
+    ``FOCUS_JUDGE`` by its import path (docs/architecture.md, "Adding a judge")."""
 
     #: Short name for logs, the dashboard and reports.
     name: ClassVar[str]
+    #: built from the topic's query terms: a crawl whose topic names none has no such judge
+    reads_query: ClassVar[bool] = False
     #: Relevance at or above which the judge calls a page relevant.
     threshold: float = 0.5
 
@@ -121,6 +139,11 @@ class PageJudge(ABC):
         #: the user's word (canonical URL → relevant): an example page, a label;
         #: final — a page the user called irrelevant is never called relevant
         self.word: dict[str, bool] = {}
+
+    @classmethod
+    def from_settings(cls, context: JudgeContext) -> PageJudge:
+        """The judge a crawl uses; a judge that reads the topic or a setting overrides it."""
+        return cls()
 
     @abstractmethod
     def score(self, page: Page) -> float:

@@ -27,6 +27,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
+from crawlproject import config
 from crawlproject.judges.base import PageJudge
 from crawlproject.judges.calibration import CrawlCalibration
 from crawlproject.web.text import cosine
@@ -34,6 +35,7 @@ from crawlproject.web.text import cosine
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from crawlproject.judges.base import JudgeContext
     from crawlproject.search.engine import IndexIdf
     from crawlproject.web.page import Page
     from crawlproject.web.text import TermAnalyzer
@@ -50,11 +52,22 @@ class TfQueryJudge(PageJudge):
     """The cosine of the query's and the page's TF vectors (docs/methods.md §2)."""
 
     name: ClassVar[str] = "query-tf"
+    reads_query: ClassVar[bool] = True
 
     def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer):
         super().__init__()
         self.query, self.analyzer = query, analyzer
         self.calibration = CrawlCalibration()  # a cosine is no probability
+
+    @classmethod
+    def from_settings(cls, context: JudgeContext) -> PageJudge:
+        """With ``FOCUS_IDF_INDEX``: TF-IDF, the IDF a search index's."""
+        index = config.get_str(context.settings, "FOCUS_IDF_INDEX")
+        if not index:
+            return cls(context.query, context.analyzer)
+        from crawlproject.search.engine import IndexIdf
+
+        return IndexQueryJudge(context.query, context.analyzer, IndexIdf(index))
 
     def score(self, page: Page) -> float:
         return cosine(self.query, page.vector(self.analyzer))
@@ -110,12 +123,17 @@ class QueryJudge(PageJudge):
     """The cosine of log-TF × IDF vectors, the IDF the crawl's own (above)."""
 
     name: ClassVar[str] = "query"
+    reads_query: ClassVar[bool] = True
 
     def __init__(self, query: Mapping[str, float], analyzer: TermAnalyzer, rarity: TermRarity | None = None):
         super().__init__()
         self.query, self.analyzer = query, analyzer
         self.rarity = rarity or TermRarity(analyzer.stem)
         self.calibration = CrawlCalibration()
+
+    @classmethod
+    def from_settings(cls, context: JudgeContext) -> PageJudge:
+        return cls(context.query, context.analyzer)
 
     def weigh(self, vector: Mapping[str, float]) -> dict[str, float]:
         idf = self.rarity.idf

@@ -8,7 +8,6 @@ takes a name of :data:`STRATEGIES` or the import path of any
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 #: Strategy names (as reports and ``FOCUS_STRATEGY`` say them) → classes.
@@ -39,25 +38,9 @@ def strategy_class(name: str) -> Any:
     ...
     crawlproject.config.SettingsError: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class
     """
-    from scrapy.utils.misc import load_object
-
-    from crawlproject.config import SettingsError
+    from crawlproject import config
     from crawlproject.strategies.base import CrawlStrategy
 
     if not name:
         return None
-    path = STRATEGIES.get(name.strip().lower(), name)
-    try:
-        found = load_object(path)
-    except ValueError:  # not a dotted path
-        close = difflib.get_close_matches(name.lower(), list(STRATEGIES), n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise SettingsError(
-            f"FOCUS_STRATEGY={name!r} names no strategy: {hint}Give a strategy name "
-            f"({', '.join(sorted(STRATEGIES))}) or the import path of a CrawlStrategy class"
-        ) from None
-    except (ImportError, NameError, AttributeError) as exc:
-        raise SettingsError(f"FOCUS_STRATEGY={name!r} cannot be imported: {exc}") from None
-    if not (isinstance(found, type) and issubclass(found, CrawlStrategy)):
-        raise SettingsError(f"FOCUS_STRATEGY={name!r} is not a CrawlStrategy class")
-    return found
+    return config.named_class("FOCUS_STRATEGY", name, STRATEGIES, CrawlStrategy, "strategy")
