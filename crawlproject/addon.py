@@ -58,9 +58,9 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         "crawlproject.extensions.progress.CrawlProgress": 500,
         # The live dashboard, metrics and labels (only with FOCUS_DASHBOARD_PORT).
         "crawlproject.extensions.dashboard.CrawlDashboard": 600,
-        # The page budgets are the crawl's PageBudget (robots.txt is not a page).
+        # Scrapy's limits, with the crawl's page budget in place of its page count (robots.txt is not a page).
         "scrapy.extensions.closespider.CloseSpider": None,
-        "crawlproject.extensions.closespider.CloseSpider": 0,
+        "crawlproject.frontier.budget.CloseSpider": 0,
     },
 }
 

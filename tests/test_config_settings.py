@@ -84,7 +84,7 @@ def test_scrapy_s_pages_without_an_item_limit_closes_the_crawl() -> None:
     from scrapy.http import Request, Response
     from scrapy.utils.test import get_crawler
 
-    from crawlproject.extensions.closespider import CloseSpider
+    from crawlproject.frontier.budget import CloseSpider
 
     crawler = get_crawler(Spider, {"CLOSESPIDER_PAGECOUNT_NO_ITEM": 3})
     extension = CloseSpider.from_crawler(crawler)

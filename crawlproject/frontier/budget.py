@@ -13,18 +13,23 @@ settings, that every part asks.
   closes the crawl when a limit is reached — ``closespider_pagecount`` or
   ``closespider_okpagecount``, Scrapy's own reasons — also at once when the
   earlier runs already spent it.
-* The progress line reads :attr:`PageBudget.limit`.
+* The progress line reads :func:`page_limit`.
 
-:meth:`PageBudget.of` gives the crawl's budget (None when it has none): the
-first caller builds it, the others get the same one.
+The budget is part of the crawl's :class:`CloseSpider` extension (Scrapy's,
+keeping its every other limit: time, items, errors, pages without an item);
+the add-on installs it in place of Scrapy's, and :func:`page_budget` finds it
+through the crawler (None when the crawl has no page limit, or a project
+disabled the extension: then, as with Scrapy's, no page limit holds).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.extensions.closespider import CloseSpider as ScrapyCloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
 from crawlproject import config
@@ -37,10 +42,24 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
 
     from crawlproject.corpus.output import EarlierRuns
 
-_BUDGETS: WeakKeyDictionary[Crawler, PageBudget | None] = WeakKeyDictionary()
+
+def page_limit(settings: BaseSettings) -> int:
+    """The page budget a progress line counts against (0: none)."""
+    return max(settings.getint("CLOSESPIDER_PAGECOUNT"), config.get_int(settings, "FOCUS_OK_PAGECOUNT"))
+
+
+def page_budget(crawler: Crawler) -> PageBudget | None:
+    """The crawl's page budget, its CloseSpider extension's; None when it
+    has none, or before the crawl's extensions are built (a scheduler alone)."""
+    try:
+        extension = crawler.get_extension(CloseSpider)
+    except RuntimeError:
+        return None
+    return extension.budget if extension is not None else None
 
 
 class PageBudget:
@@ -52,24 +71,14 @@ class PageBudget:
         self.unanswered = 0  #: fetches handed out whose response has not come
         self.earlier: EarlierRuns | None = None
         self._closing = False
-        crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._response_received, signals.response_received)
 
     @classmethod
-    def of(cls, crawler: Crawler) -> PageBudget | None:
-        """The crawl's budget, built from its settings on first use; None
-        when neither limit is set."""
-        if crawler not in _BUDGETS:
-            settings = crawler.settings
-            pages = settings.getint("CLOSESPIDER_PAGECOUNT")
-            ok_pages = config.get_int(settings, "FOCUS_OK_PAGECOUNT")
-            _BUDGETS[crawler] = cls(crawler, pages, ok_pages) if pages > 0 or ok_pages > 0 else None
-        return _BUDGETS[crawler]
-
-    @property
-    def limit(self) -> int:
-        """The budget a progress line counts against."""
-        return max(self.pages, self.ok_pages)
+    def from_settings(cls, crawler: Crawler) -> PageBudget | None:
+        """The budget the crawl's settings set; None when neither limit is."""
+        pages = crawler.settings.getint("CLOSESPIDER_PAGECOUNT")
+        ok_pages = config.get_int(crawler.settings, "FOCUS_OK_PAGECOUNT")
+        return cls(crawler, pages, ok_pages) if pages > 0 or ok_pages > 0 else None
 
     # -- the scheduler's questions and news ------------------------------------
 
@@ -97,11 +106,11 @@ class PageBudget:
             return False
         return self.earlier is None or not self.earlier.recorded_before(page_key(request.url, request.meta))
 
-    def _spider_opened(self, spider: Spider) -> None:
-        self.earlier = earlier_runs(spider)
-        if self.earlier is not None:
-            self.answered, self.answered_ok = self.earlier.answered, self.earlier.ok
-            self._close_when_reached()  # spent by the earlier runs
+    def resume(self, earlier: EarlierRuns) -> None:
+        """A resumed crawl: what its earlier runs answered counts."""
+        self.earlier = earlier
+        self.answered, self.answered_ok = earlier.answered, earlier.ok
+        self._close_when_reached()  # spent by the earlier runs
 
     def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         if not self.counts(request):
@@ -121,3 +130,41 @@ class PageBudget:
         if engine is not None and not self._closing:
             self._closing = True  # the requests in flight still finish
             deferred_from_coro(engine.close_spider_async(reason=reason))
+
+
+class CloseSpider(ScrapyCloseSpider):
+    """Scrapy's CloseSpider with the page budget in place of its page count
+    (:class:`PageBudget`: robots.txt is not a page, a page fetched again after
+    a kill counts once, the scheduler never hands out past it); every other
+    limit is Scrapy's. A crawl resumed from its JOBDIR counts what its earlier
+    runs answered and scraped: a budget is the crawl's, not the run's."""
+
+    def __init__(self, crawler: Crawler):
+        self.budget = PageBudget.from_settings(crawler)
+        try:
+            super().__init__(crawler)
+        except NotConfigured:
+            if self.budget is None:
+                raise
+            # FOCUS_OK_PAGECOUNT alone, none of Scrapy's limits: the budget is all there is
+            self.crawler, self.task, self.task_no_item = crawler, None, None
+            self.close_on, self.counter = {}, defaultdict(int)
+        crawler.signals.connect(self.resume_counts, signal=signals.spider_opened)
+
+    def resume_counts(self, spider: Spider) -> None:
+        earlier = earlier_runs(spider)
+        if earlier is None:
+            return
+        if self.budget is not None:
+            self.budget.resume(earlier)
+        self.counter["itemcount"] += earlier.pages
+        if self.close_on.get("itemcount") and self.counter["itemcount"] >= self.close_on["itemcount"]:
+            self._close_spider("closespider_itemcount")  # spent by the earlier runs
+
+    def page_count(self, response: Response, request: Request, spider: Spider) -> None:
+        """Scrapy's CLOSESPIDER_PAGECOUNT_NO_ITEM (pages in a row with no
+        item); the page budget counts pages itself."""
+        self.counter["pagecount_since_last_item"] += 1
+        limit = self.close_on.get("pagecount_no_item")
+        if limit and self.counter["pagecount_since_last_item"] >= limit:
+            self._close_spider("closespider_pagecount_no_item")

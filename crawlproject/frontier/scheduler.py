@@ -55,7 +55,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from crawlproject import config
 from crawlproject.frontier.base import PushOutcome
 from crawlproject.frontier.batches import BestNFirstBatches
-from crawlproject.frontier.budget import PageBudget
+from crawlproject.frontier.budget import PageBudget, page_budget
 from crawlproject.frontier.codec import RequestCodec, meta_of
 from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.objective import SlotObjective
@@ -154,7 +154,7 @@ class FrontierScheduler(BaseScheduler):
         repeatable = config.get_bool(settings, "FOCUS_REPEATABLE")
         batches = BestNFirstBatches(batch_size) if batch_size > 1 or repeatable else None
         return cls(crawler, frontier, dupefilter, batches, persistent=job_dir(settings) is not None,
-                   budget=PageBudget.of(crawler), objective=SlotObjective.from_crawler(crawler))
+                   budget=page_budget(crawler), objective=SlotObjective.from_crawler(crawler))
 
     # -- BaseScheduler contract --------------------------------------------
 
