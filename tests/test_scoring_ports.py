@@ -302,3 +302,20 @@ def test_before_any_label_the_judge_asks_from_its_verdicts_alone(monkeypatch: py
         ("http://h/9", "ranked high"), ("http://h/4", "ranked in the middle"),
         ("http://h/8", "ranked high"), ("http://h/3", "ranked in the middle"),
     ]
+
+
+def test_a_model_file_s_judge_follows_the_format_the_file_names(tmp_path: Path) -> None:
+    from crawlproject.config import SettingsError
+    from crawlproject.judges import model_judge
+    from crawlproject.models.modelfile import model_format
+
+    rng = np.random.default_rng(3)
+    words, other = ["jazz", "swing", "bebop", "quartet"], ["tax", "form", "refund", "audit"]
+    TopicPageModel().fit([" ".join(rng.choice(words, 8)) for _ in range(10)], [],
+                         [" ".join(rng.choice(other, 8)) for _ in range(40)]).save(tmp_path / "topic.npz")
+    (tmp_path / "notes.txt").write_text("not a model")
+    assert model_format(tmp_path / "topic.npz") == "topic-page"
+    assert model_format(tmp_path / "notes.txt") is None and model_format(tmp_path / "missing.npz") is None
+    assert isinstance(model_judge(str(tmp_path / "topic.npz"), (), "best-first"), ExamplesJudge)
+    with pytest.raises(SettingsError, match="is not a crawlproject model file"):
+        model_judge(str(tmp_path / "notes.txt"), (), "best-first")  # said by the loader, one line

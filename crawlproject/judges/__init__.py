@@ -70,17 +70,14 @@ def model_judge(path: str, good: Sequence[str], what: str) -> PageJudge:
     """The judge of a model file: a topic from examples, or a taxonomy
     classifier with good categories (from *good*, or the model's own)."""
     from crawlproject.judges.classifier import ClassifierJudge, ExamplesJudge
-    from crawlproject.models.modelfile import ModelError
+    from crawlproject.models import topic_page
+    from crawlproject.models.modelfile import ModelError, model_format
     from crawlproject.models.taxonomy import TaxonomyError
     from crawlproject.models.taxonomy_classifier import TaxonomyClassifier
-    from crawlproject.models.topic_page import TopicPageModel
 
     try:
-        try:
-            return ExamplesJudge(TopicPageModel.load(path))
-        except ModelError as exc:
-            if "not a topic-page model" not in str(exc):
-                raise
+        if model_format(path) == topic_page.FORMAT:
+            return ExamplesJudge(topic_page.TopicPageModel.load(path))
         model = TaxonomyClassifier.load(path)
         chosen = tuple(good) or model_good(model)
         if not chosen:

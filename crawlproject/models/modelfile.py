@@ -37,6 +37,18 @@ def save_model(path: str | Path, format_name: str, meta: dict[str, Any], arrays:
         tmp.unlink(missing_ok=True)
 
 
+def model_format(path: str | Path) -> str | None:
+    """The format a model file says it is (None: not a readable model file;
+    :func:`load_model` says why)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+    found = meta.get("format") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def load_model(path: str | Path, format_name: str, trainer: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Meta and arrays of a model file of *format_name*; a clear ModelError
     naming *trainer* (the command that writes one) otherwise."""
