@@ -238,12 +238,13 @@ class Measure:
 
 # --- running the crawls ----------------------------------------------------------------------
 
-def scrapy(arguments: list[str], log: Path, timeout: float = 3600) -> None:
+def scrapy(arguments: list[str], log: Path, timeout: float = 3600, allowed: tuple[int, ...] = (0,)) -> int:
     with log.open("a") as out:
         completed = subprocess.run([sys.executable, "-m", "scrapy", *arguments], cwd=ROOT,  # noqa: S603
                                    stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False)
-    if completed.returncode != 0:
-        raise SystemExit(f"scrapy {arguments[0]} failed; see {log}")
+    if completed.returncode not in allowed:
+        raise RuntimeError(f"scrapy {arguments[0]} failed; see {log}")
+    return completed.returncode
 
 
 def speed_settings(proxy: str) -> list[str]:
@@ -298,10 +299,15 @@ class Nights:
         file.write_text("".join(f"{query.text}\n" for query in queries))
         started = time.monotonic()
         args = self.args
+        before = set((self.index / "nights").glob("*/report.json"))
+        # exit 1: a night that kept the current collection (too few pages, most fetches failed) — an outcome
         scrapy(["symbiosis", "--index", str(self.index), "--queries", str(file), "--max-index", str(args.max_index),
                 "--n-hits", str(args.n_hits), "--max-iter", str(args.max_iter), "--theta", str(args.theta),
-                *speed_settings(proxy)], self.index.parent / "log.txt")
-        report = json.loads(sorted((self.index / "nights").glob("*/report.json"))[-1].read_text())
+                *speed_settings(proxy)], self.index.parent / "log.txt", allowed=(0, 1))
+        reports = sorted(set((self.index / "nights").glob("*/report.json")) - before)
+        if not reports:
+            raise RuntimeError(f"the night wrote no report; see {self.index.parent / 'log.txt'}")
+        report = json.loads(reports[-1].read_text())
         return {"seconds": time.monotonic() - started, "swapped": report["swapped"],
                 "crawls": sum(len(q["iterations"]) for q in report["queries"]),
                 "fetched": sum(i["fetched"] for q in report["queries"] for i in q["iterations"])}
@@ -581,7 +587,10 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
     done = [n for c in communities for arm in CRAWLED_ARMS for n in c.nights[arm]]
     lines += ["", f"A night took {median([n['seconds'] for n in done]):.0f} s (median of {len(done)}; "
               f"{median([n['crawls'] for n in done]):.0f} crawls, {median([n['fetched'] for n in done]):.0f} pages); "
-              f"{sum(not n['swapped'] for n in done)} nights kept the current collection.",
+              "nights that kept the current collection (the floor: fewer than half its pages, or most fetches "
+              "failed — the night's collection is then the last one): " + ", ".join(
+                  f"{arm} {sum(not n['swapped'] for c in communities for n in c.nights[arm])} of "
+                  f"{sum(len(c.nights[arm]) for c in communities)}" for arm in CRAWLED_ARMS) + ".",
               "",
               f"Index: {speed['pages_per_second']:.0f} pages/s indexed (a {speed['pages']}-page crawl re-indexed, "
               f"median of {args.repeats}); {speed['bytes_per_page'] / 1024:.1f} KiB of index per page; "
