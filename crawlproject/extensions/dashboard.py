@@ -141,8 +141,13 @@ class CrawlDashboard:
             self._loops.append(loop)
 
     def _label_store(self, spider: Spider) -> FileLabels | RedisLabels:
+        from scrapy.utils.misc import load_object
+
+        from crawlproject.distributed.frontier import RedisFrontier
+
         settings = self.crawler.settings
-        if "Redis" in config.get_str(settings, "FOCUS_FRONTIER_BACKEND"):
+        if issubclass(load_object(config.get_str(settings, "FOCUS_FRONTIER_BACKEND")), RedisFrontier):
+            # the workers share the frontier: they share the user's labels, in the same Redis
             from crawlproject.distributed.connection import redis_from_settings, redis_key
 
             return RedisLabels(redis_from_settings(settings), redis_key(settings, spider.name))
