@@ -47,7 +47,7 @@ import numpy as np
 from bench.common import ROOT, SECTIONS, write_section
 from crawlproject.refresh.changes import TEXTS
 from crawlproject.refresh.gain import GainMeter
-from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, policy_named
+from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, PageState, policy_named
 from crawlproject.refresh.quality import ANSWERS, QualityMeter, VersionIndex
 from crawlproject.refresh.simulate import (
     EvolvingWeb,
@@ -71,6 +71,8 @@ TUNED = ("staleness", "embarrassment")  #: the policies with a parameter (τ) to
 
 # The simulations, one per workload: built before the worker processes fork, shared copy-on-write.
 _SIMULATIONS: dict[str, RefreshSimulation] = {}
+# With --protocol paper: every page's state fitted on the whole trace, per (workload, τ), before the fork.
+_FITTED: dict[tuple[str, float], list[PageState]] = {}
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,14 @@ class Cell:
 def simulate(cell: Cell) -> tuple[Cell, Outcome]:
     simulation = _SIMULATIONS[cell.workload]
     policy = policy_named(cell.policy, cell.tau)
+    fitted = _FITTED.get((cell.workload, cell.tau))
     if not cell.timed:
-        return cell, simulation.run(policy, cell.budget, cell.weeks, stop_below=cell.stop_below)
+        return cell, simulation.run(policy, cell.budget, cell.weeks, stop_below=cell.stop_below, fitted=fitted)
     with tempfile.TemporaryDirectory() as folder:
         collection = IndexedCollection(folder, create=True)
         try:
-            return cell, simulation.run(policy, cell.budget, cell.weeks, collection, stop_below=cell.stop_below)
+            return cell, simulation.run(policy, cell.budget, cell.weeks, collection, stop_below=cell.stop_below,
+                                        fitted=fitted)
         finally:
             collection.close()
 
@@ -180,7 +184,8 @@ def targets_for(lowest_without_refresh: float) -> list[float]:
 def results_folder(args: argparse.Namespace) -> Path:
     """bench/results/refresh-<corpus>, a variant of the paper's setting in a folder (and section) of its own."""
     variant = "" if (args.index, args.answers) == ("main", "all") else f"-{args.index}-{args.answers}"
-    return ROOT / "bench" / "results" / f"refresh-{args.corpus.name}{variant}"
+    protocol = "-paper-protocol" if args.protocol == "paper" else ""
+    return ROOT / "bench" / "results" / f"refresh-{args.corpus.name}{variant}{protocol}"
 
 
 def repository_pages(web: EvolvingWeb, index: VersionIndex, held: np.ndarray | None) -> np.ndarray:
@@ -326,6 +331,9 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     parser.add_argument("--workload", type=Path, default=None, help="a query<TAB>frequency file instead")
     parser.add_argument("--queries", type=int, default=500, help="size of a built workload")
     parser.add_argument("--head", type=int, default=50, help="head of the first-year workload: the most mentioned names")
+    parser.add_argument("--protocol", choices=("online", "paper"), default="online",
+                        help="online: each policy learns from its own refreshes (what a user gets); paper: every "
+                             "page's parameters fitted on the whole trace first (Pandey & Olston's protocol)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
@@ -357,6 +365,12 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     held = len(next(iter(_SIMULATIONS.values())).held)
     budgets = sorted({max(1, round(held * float(p) / 100)) for p in args.budgets.split(",")})
     taus = [float(t) for t in args.taus.split(",")]
+    forecast: dict[str, float] = {}
+    if args.protocol == "paper":
+        for name, simulation in _SIMULATIONS.items():
+            for tau in sorted({DEFAULT_TAU, *taus}):
+                _FITTED[(name, tau)] = simulation.fit_on_trace(args.weeks, tau)
+            forecast[name] = simulation.forecastability(_FITTED[(name, DEFAULT_TAU)], args.weeks)
     names = list(workloads)
     first = args.tune_weeks + 1
     print(f"{len(web.urls)} URLs, {held} pages in the week-0 repository, {len(web.texts)} versions; workloads "
@@ -385,7 +399,14 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
         f"Command: `.venv/bin/python -m bench.refresh --corpus {os.path.relpath(args.corpus, ROOT)}"
         + (f" --seeds {args.seeds}" if seeds else "")
         + f" --weeks {args.weeks} --tune-weeks {args.tune_weeks} --budgets {args.budgets} --taus {args.taus} "
-        f"--index {args.index} --answers {args.answers} --seed {args.seed}` ({(time.monotonic() - started) / 60:.0f} min). The repository: {held} pages "
+        f"--index {args.index} --answers {args.answers} --protocol {args.protocol} --seed {args.seed}` "
+        f"({(time.monotonic() - started) / 60:.0f} min). "
+        + ("**The paper's protocol**: every page's parameters (change rate, share of big updates, the gain of a "
+           f"refresh) fitted on the whole trace, weeks 1–{args.weeks}, before any policy schedules — what the method "
+           "can do when the future is the past; forecastability (Spearman of a page's weekly gain, first half against "
+           "second): " + ", ".join(f"{n} {v:.2f}" for n, v in forecast.items()) + ". "
+           if args.protocol == "paper" else "**Online protocol**: each policy learns from its own refreshes. ")
+        + f"The repository: {held} pages "
         f"({'reached from the seeds' if seeds else 'every page live'} at week 0; {len(web.urls)} URLs and "
         f"{len(web.texts)} versions in the corpus). Workloads: "
         + "; ".join(f"**{n}** ({len(w)} queries, {sum(len(set(analyzer.terms(q.text))) == 1 for q in w)} of one term)"

@@ -109,6 +109,23 @@ def test_refreshing_every_page_every_week_keeps_q_at_one(simulation: RefreshSimu
     assert later.stopped == 5  # weeks before the reported ones do not stop it
 
 
+def test_the_paper_s_protocol_fits_every_page_on_the_trace_and_schedules_from_it(simulation: RefreshSimulation) -> None:
+    fitted = simulation.fit_on_trace(9, 0.1)
+    name = {simulation.web.urls[page].removeprefix(SITE): state for page, state in zip(simulation.held, fitted, strict=True)}
+    assert len(name["sort.html"].history) == 9 and all(gain > 0 for gain in name["sort.html"].gains)  # every update seen
+    assert name["strlen.html"].updates == 0 and not any(name["strlen.html"].gains)
+    assert len(name["substr.html"].history) == 3  # found gone at week 3: no later observation
+    assert all(state.fitted and state.last_refresh == 0 for state in fitted)
+    paper = simulation.run(policy_named("user-centric"), 1, 9, fitted=fitted)
+    online = simulation.run(policy_named("user-centric"), 1, 9)
+    chosen = {simulation.web.urls[simulation.held[i]].removeprefix(SITE) for week in paper.chosen for i in week}
+    assert chosen == {"home.html", "sort.html"}  # only the pages whose refreshes gained, from week 1
+    assert {simulation.web.urls[simulation.held[i]].removeprefix(SITE) for i in online.chosen[0]} == {"arrays.html"}
+    assert paper.mean_quality() > online.mean_quality()  # knowing the trace helps on this web
+    assert [state.gains for state in paper.states] == [state.gains for state in fitted]  # a fitted run learns nothing
+    assert -1 <= simulation.forecastability(fitted, 9) <= 1
+
+
 def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: RefreshSimulation, tmp_path: Path) -> None:
     collection = IndexedCollection(tmp_path / "collection", create=True)
     outcome = simulation.run(policy_named("user-centric"), 2, 9, collection)

@@ -49,9 +49,15 @@ class PageState:
     big_updates: int = 0  #: … by ≥ τ of its shingles
     gains: list[float] = field(default_factory=list)  #: ΔQ / (t − LR) at each refresh
     exposure: float = 0.0  #: how often the page is shown in results (Σ f_q · I(rank)), for EBR
+    #: the paper's protocol: what the page is (λ, d, δQ) was fitted on the whole trace; a refresh
+    #: only moves LR(p)
+    fitted: bool = False
 
     def observe(self, now: float, fraction: float, tau: float, gain: float = 0.0) -> None:
         """Record a refresh at *now* that found *fraction* of the shingles changed."""
+        if self.fitted:
+            self.last_refresh = now
+            return
         interval = now - self.last_refresh
         self.history.add(interval, fraction > tau)
         if fraction > 0:

@@ -203,6 +203,7 @@ class Outcome:
     stopped: int | None = None  #: the week a run asked to stop below a quality ended at
     final: np.ndarray | None = field(default=None, repr=False)  #: the repository's versions after the last week
     snapshots: dict[int, Snapshot] = field(default_factory=dict, repr=False)
+    states: list[PageState] = field(default_factory=list, repr=False)  #: per held page, after the last week
 
     def span(self, first: int = 1, last: int | None = None) -> list[Week]:
         """Weeks *first* to *last* (inclusive; default: to the end)."""
@@ -273,20 +274,34 @@ class RefreshSimulation:
             self._weeks[week] = LiveWeek(live, own, self.meter.best(live), self.meter.best(own))
         return self._weeks[week]
 
+    def fit_on_trace(self, weeks: int, tau: float) -> list[PageState]:
+        """The paper's protocol: every page's parameters (change rate, the
+        share of big updates, the gain of a refresh) from every update of
+        weeks 1..*weeks*, as a refresh of every page every week observes
+        them; each state is then fixed (:attr:`PageState.fitted`), its LR at 0."""
+        states = self.run(UserCentricPolicy(tau), len(self.held), weeks).states
+        for state in states:
+            state.last_refresh, state.fitted = 0.0, True
+        return states
+
     def run(self, policy: RefreshPolicy, budget: int, weeks: int, collection: IndexedCollection | None = None,
-            stop_below: tuple[int, float] | None = None, snapshots: Container[int] = ()) -> Outcome:
+            stop_below: tuple[int, float] | None = None, snapshots: Container[int] = (),
+            fitted: list[PageState] | None = None) -> Outcome:
         """*weeks* rounds of *budget* refreshes chosen by *policy*; with a
         *collection*, the refreshed pages are indexed into it and timed; with
         *stop_below* = (week, q), the run ends at the first week from *week* on
         whose Q falls below q (a budget search needs no more); the state at
-        the start of each week in *snapshots* is kept (:class:`Snapshot`)."""
+        the start of each week in *snapshots* is kept (:class:`Snapshot`).
+        With *fitted* (:meth:`fit_on_trace`) the policy schedules from those
+        states, the paper's protocol; without, it learns online from its own
+        refreshes (what a user gets)."""
         absent = self.index.absent
         held = self.held
         repository = np.full(len(self.web.urls), absent, dtype=np.int64)
         repository[held] = self.web.live(self.web.start, absent)[held]
-        states = [PageState(last_refresh=0.0) for _ in held]
+        states = copy.deepcopy(fitted) if fitted is not None else [PageState(last_refresh=0.0) for _ in held]
         outcome = Outcome(policy.name, budget, policy.tau)
-        measuring = isinstance(policy, UserCentricPolicy)
+        measuring = isinstance(policy, UserCentricPolicy) and fitted is None
         writer = self._start_collection(collection, repository) if collection is not None else None
         if measuring:  # built with the week-0 index, as the collection is (neither is timed)
             self.gains.track(repository[held])
@@ -335,8 +350,23 @@ class RefreshSimulation:
                 break
         if writer is not None:
             writer.close()
-        outcome.final = repository
+        outcome.final, outcome.states = repository, states
         return outcome
+
+    @staticmethod
+    def forecastability(states: list[PageState], weeks: int) -> float:
+        """The paper's own check (its Fig. 3) on a trace fitted with
+        :meth:`fit_on_trace`: Spearman's rank correlation, over the pages, of
+        the gain of a weekly refresh summed over the first half of the weeks
+        and over the second. Near 1: the past predicts the future."""
+        from scipy.stats import spearmanr
+
+        half = weeks // 2
+        first = [sum(state.gains[:half]) for state in states]
+        second = [sum(state.gains[half:weeks]) for state in states]
+        if len(set(first)) < 2 or len(set(second)) < 2:
+            return float("nan")
+        return float(spearmanr(first, second).statistic)
 
     def _stale(self, repository: np.ndarray, live: np.ndarray) -> float:
         """Share of the held pages whose copy is more than τ away from the live page (or gone)."""
