@@ -150,6 +150,18 @@ def test_a_wide_interval_is_unknown_and_says_how_many_answers_would_do(tmp_path:
     assert answers_needed() > 3
 
 
+def test_a_page_of_the_fair_sample_answered_again_stays_in_the_sample(tmp_path: Path) -> None:
+    # A later answer on a sampled page (the dashboard's "given") replaced the sample answer, and the
+    # page left the fair sample: the precision statement could fall back to "unknown".
+    book = AnswerBook(tmp_path)
+    book.add(Answer("http://a.test/1", True, "sample"))
+    book.add(Answer("http://a.test/1", False, "given"))  # the user changes their mind: their word counts
+    book.add(Answer("http://a.test/2", True, "teach"))
+    for read in (book, AnswerBook(tmp_path)):  # as kept, and as read back from answers.jsonl
+        assert [(a.url, a.relevant) for a in read.of_kind("sample")] == [("http://a.test/1", False)]
+        assert read.word() == {"http://a.test/1": False, "http://a.test/2": True}
+
+
 def test_answers_from_python_wait_for_the_folder_s_writer(crawled: Any) -> None:
     # Collection.answer wrote answers.jsonl and re-settled the history with no lock: a crawl
     # (or `scrapy label`) still writing the folder was trampled; the dashboard's answers took it.

@@ -87,10 +87,17 @@ class AnswerBook:
                     answer = Answer(str(data["url"]), bool(data["relevant"]), str(data.get("kind", "given")))
                 except (ValueError, KeyError, TypeError):
                     continue  # a torn last line: the answer is asked again
-                self.answers[answer.url] = answer
+                self._keep(answer)
+
+    def _keep(self, answer: Answer) -> None:
+        earlier = self.answers.get(answer.url)
+        if earlier is not None and earlier.kind == "sample" and answer.kind != "sample":
+            # drawn fairly once, it stays in the fair sample, with the user's latest word
+            answer = Answer(answer.url, answer.relevant, "sample")
+        self.answers[answer.url] = answer
 
     def add(self, answer: Answer) -> None:
-        self.answers[answer.url] = answer
+        self._keep(answer)
         record = {"url": answer.url, "relevant": answer.relevant, "kind": answer.kind,
                   "at": datetime.now(UTC).isoformat(timespec="seconds")}
         with self.path.open("a", encoding="utf-8") as out:
