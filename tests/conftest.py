@@ -261,6 +261,22 @@ def stop_scheduler(scheduler: FrontierScheduler, reason: str = "shutdown") -> No
     scheduler.crawler.signals.send_catch_log(signal=signals.engine_stopped)
 
 
+def examples_crawl_script(budget: int, printed: str, call: str = "", settings: str = "") -> str:
+    """A script that calls ``crawlproject.crawl(examples=…)`` on docsweb's
+    gnuplot terminal pages and prints json of *printed* (an expression of
+    the collection ``c``); *call* and *settings* add keyword arguments."""
+    docsweb = SHARED / "corpora" / "docsweb" / "docsweb.warc.gz"
+    examples = [f"http://www.gnuplot.info/docs_5.4/node{n}.html" for n in (540, 590, 627)]
+    return (
+        "import json\n"
+        "import crawlproject\n"
+        f"c = crawlproject.crawl(seeds='http://www.gnuplot.info/docs_5.4/index.html', examples={examples!r}, "
+        f"budget={budget}, strategy='best-first', output_dir='out'{call}, settings={{'FOCUS_REPLAY_WARC': "
+        f"{str(docsweb)!r}, 'DOWNLOAD_DELAY': 0, 'CONCURRENT_REQUESTS_PER_DOMAIN': 8{settings}}})\n"
+        f"print(json.dumps({printed}))\n"
+    )
+
+
 def html(body: str, title: str = "page") -> bytes:
     return f"<html><head><title>{title}</title></head><body>{body}</body></html>".encode()
 

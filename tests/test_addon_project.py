@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, SHARED, examples_crawl_script
 
 SECTION = "## Use it in your own Scrapy project"
 
@@ -168,16 +168,7 @@ def test_a_script_on_a_terminal_crawls_from_example_pages(installed: Path, tmp_p
     import struct
     import termios
 
-    docsweb = SHARED / "corpora" / "docsweb" / "docsweb.warc.gz"
-    examples = [f"http://www.gnuplot.info/docs_5.4/node{n}.html" for n in (540, 590, 627)]
-    script = (
-        "import json\n"
-        "import crawlproject\n"
-        f"c = crawlproject.crawl(seeds='http://www.gnuplot.info/docs_5.4/index.html', examples={examples!r}, budget=12,"
-        f" strategy='best-first', output_dir='out', settings={{'FOCUS_REPLAY_WARC': {str(docsweb)!r},"
-        " 'DOWNLOAD_DELAY': 0, 'CONCURRENT_REQUESTS_PER_DOMAIN': 8})\n"
-        "print(json.dumps([len(c), c.summary['judge']['judge']]))\n"
-    )
+    script = examples_crawl_script(12, "[len(c), c.summary['judge']['judge']]")
     terminal, side = pty.openpty()
     fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal 100 columns wide
     with subprocess.Popen([str(installed), "-c", script], cwd=tmp_path, stdin=subprocess.DEVNULL,  # noqa: S603

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from crawlproject.replay.process import ReplayProcess
-from tests.conftest import FAST_REPLAY_SETTINGS, ROOT, UNIVERSITY_HOMES, WEBKB_WARC, run_crawl
+from tests.conftest import (
+    FAST_REPLAY_SETTINGS,
+    ROOT,
+    UNIVERSITY_HOMES,
+    WEBKB_WARC,
+    examples_crawl_script,
+    run_crawl,
+)
 
 QUERY = "course syllabus homework"
 #: a user's script, in a folder of its own: this checkout's crawlproject
@@ -103,16 +110,8 @@ def test_a_python_call_that_cannot_start_raises_one_clear_error(tmp_path: Path) 
 def test_a_python_call_with_example_pages_trains_its_topic_first(tmp_path: Path) -> None:
     # The gnuplot terminal pages of docsweb as the examples: `scrapy train --examples` makes the
     # topic model in the crawl's folder, and the crawl judges with it.
-    docsweb = ROOT.parent / "shared/corpora/docsweb/docsweb.warc.gz"
-    examples = [f"http://www.gnuplot.info/docs_5.4/node{n}.html" for n in (540, 590, 627)]
-    script = (
-        "import json, sys\n"
-        "import crawlproject\n"
-        f"c = crawlproject.crawl(seeds='http://www.gnuplot.info/docs_5.4/index.html', examples={examples!r}, budget=15,"
-        f" strategy='best-first', output_dir='out', progress=False, settings={{'FOCUS_REPLAY_WARC': {str(docsweb)!r},"
-        " 'DOWNLOAD_DELAY': 0, 'CONCURRENT_REQUESTS_PER_DOMAIN': 8, 'LOG_LEVEL': 'WARNING'})\n"
-        "print(json.dumps([len(c), c.summary['judge']['judge'], c.finish_reason]))\n"
-    )
+    script = examples_crawl_script(15, "[len(c), c.summary['judge']['judge'], c.finish_reason]",
+                                   call=", progress=False", settings=", 'LOG_LEVEL': 'WARNING'")
     completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True,  # noqa: S603
                                text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
