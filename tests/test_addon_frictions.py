@@ -1,4 +1,4 @@
-"""Frictions a new user of the add-on met (issue 35), each as it was met:
+"""Frictions a new user of the add-on met, each as it was met:
 a misspelled setting asked for, a dashboard port taken, a moved import
 path, one harvest figure, the demo's plot and table counting alike."""
 
@@ -110,7 +110,7 @@ def test_train_from_examples_says_the_replay_is_missing_not_the_examples(tmp_pat
 
 
 def test_a_plain_spiders_start_url_on_loopback_is_a_warning_and_a_failed_crawl(tmp_path: Path) -> None:
-    """Issue 51 §6: under the add-on a plain spider whose start URL is on
+    """Under the add-on a plain spider whose start URL is on
     127.0.0.1 fetched nothing, said so in one INFO line, and exited 0 —
     where stock Scrapy fetches it. Now a WARNING names the setting that
     opens the range, and the crawl that fetched nothing for it exits 1."""

@@ -1,4 +1,4 @@
-"""The add-on in a user's own Scrapy project (issue 27): README's "Use it in
+"""The add-on in a user's own Scrapy project: README's "Use it in
 your own Scrapy project" run as written, in a project made by
 ``scrapy startproject``, with crawlproject installed as a package."""
 
@@ -37,7 +37,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment, with the pip its Python brings (not
     upgraded: 3.11's is 23.2.1, which leaves extras such as lxml's
     ``html_clean`` out), and crawlproject installed by that pip as the README
-    says, every dependency resolved by it (issue 59: an import left out of
+    says, every dependency resolved by it (an import left out of
     our declared dependencies fails here)."""
     venv = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # noqa: S603

@@ -1,4 +1,4 @@
-"""The collection a crawl hands back (issue 52 §1): items with title,
+"""The collection a crawl hands back: items with title,
 language, verdict and the link that led there; with FOCUS_COLLECTION the
 main text and Markdown of every page, relevant and irrelevant pages apart,
 one Markdown file per relevant page; the WARC's metadata records."""
@@ -175,7 +175,7 @@ def test_settling_refiles_pages_whose_call_changed_and_keeps_a_line_it_cannot_re
 
 
 def test_a_collection_that_cannot_extract_stops_the_crawl_with_one_line(tmp_path: Path) -> None:
-    """Issue 59: installed by a pip that left lxml_html_clean out, trafilatura
+    """Installed by a pip that left lxml_html_clean out, trafilatura
     failed to import on every page — 300 tracebacks, no item, exit 0. Here
     the environment is as broken: a trafilatura that cannot be imported."""
     import subprocess

@@ -1,4 +1,4 @@
-"""A crawl's scoring composed (issue 50 §1): one factory builds a page
+"""A crawl's scoring composed: one factory builds a page
 judge (``FOCUS_JUDGE``) and a link scorer (``FOCUS_STRATEGY``) apart, any
 with any; no strategy judges a page itself; each link scorer runs against a
 fake frontier port with a fixed judge."""
@@ -163,7 +163,7 @@ def test_any_judge_with_any_strategy_crawls_the_replay(webkb_replay: Any, tmp_pa
 
 
 def test_every_strategy_has_a_spider_named_after_it_generated_from_the_registry() -> None:
-    # Issue 60: twelve alias spiders were written by hand in eight files; a strategy added to the
+    # Twelve alias spiders were written by hand in eight files; a strategy added to the
     # registry now has its spider with no code to write, and Scrapy's loader finds each once.
     from scrapy.spiderloader import SpiderLoader
     from scrapy.utils.project import get_project_settings
@@ -183,7 +183,7 @@ def test_every_strategy_has_a_spider_named_after_it_generated_from_the_registry(
 
 
 def test_only_the_focus_calls_the_judge_and_the_strategy() -> None:
-    # Issue 60: the spider called five of their hooks in order, the dashboard and the progress
+    # The spider called five of their hooks in order, the dashboard and the progress
     # line called the judge's; one owner keeps the order they must be called in.
     import re
 
@@ -204,7 +204,7 @@ def test_only_the_focus_calls_the_judge_and_the_strategy() -> None:
 def test_a_topic_bound_to_its_sites_has_one_home_the_focus_applies(name: str, models: dict[str, str]) -> None:
     """FOCUS_HOME binds the strategies that learn what pages are worth, and
     no naive baseline; the factory builds the home once, the Focus applies it
-    (issue 60: the home-site rule in one place) and hands the same object to
+    (the home-site rule in one place) and hands the same object to
     whatever model reads it."""
     settings = {**settings_for(name, models, "auto"), "FOCUS_HOME": "http://u.test/"}
     focus = build_focus(get_crawler(settings_dict=settings), Topic(query=QUERY), named=name)
@@ -231,7 +231,7 @@ def test_a_topic_bound_to_its_sites_has_one_home_the_focus_applies(name: str, mo
 
 
 def test_the_wait_keeps_to_the_home_of_a_site_bound_model_that_no_setting_names(tmp_path: Path) -> None:
-    """One home per crawl (issue 60): a link-value model that counts only its
+    """One home per crawl: a link-value model that counts only its
     home's targets makes the seeds' sites home, with no FOCUS_HOME; the
     scheduler's wait reads the same home, so it bars a host away from it.
     (The wait built its own home from FOCUS_HOME alone, and fed that host.)"""

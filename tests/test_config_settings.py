@@ -64,7 +64,7 @@ def test_the_add_on_checks_every_setting_once() -> None:
 
 
 def test_a_misspelt_scrapy_setting_is_said_and_another_add_ons_is_not_refused() -> None:
-    """Issue 59: -s CLOSESPIDER_PAGECONT=20 crawled the whole site (653 pages), exit 0."""
+    """Before, -s CLOSESPIDER_PAGECONT=20 crawled the whole site (653 pages), exit 0."""
     for typo, meant in (("CLOSESPIDER_PAGECONT", "CLOSESPIDER_PAGECOUNT"), ("DOWNLOAD_DELAYS", "DOWNLOAD_DELAY"),
                         ("CONCURRENT_REQUEST_PER_DOMAIN", "CONCURRENT_REQUESTS_PER_DOMAIN"),
                         ("ROBOTSTXT_OBY", "ROBOTSTXT_OBEY"), ("DEPTH_LIMT", "DEPTH_LIMIT")):

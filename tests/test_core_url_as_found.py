@@ -1,5 +1,5 @@
 """The URL fetched is the URL found: robots.txt judges the link as written,
-and a redirect to the same page's other spelling is followed (issue 9 §1)."""
+and a redirect to the same page's other spelling is followed."""
 
 from __future__ import annotations
 

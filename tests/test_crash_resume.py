@@ -1,6 +1,6 @@
 """A crawl killed with SIGKILL and restarted with the same JOBDIR loses
 nothing: every URL queued before the kill is fetched or still queued, and
-the only pages fetched twice are those in flight at the kill (issue 11 §1)."""
+the only pages fetched twice are those in flight at the kill."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_sigkill_then_resume_loses_nothing(webkb_replay: ReplayProcess, tmp_path
 def test_killed_and_resumed_crawl_keeps_its_budget_history_and_no_orphan_spill(
     webkb_replay: ReplayProcess, tmp_path: Path
 ) -> None:
-    """Issue 51: a page budget is the crawl's, across resumes; the history
+    """A page budget is the crawl's, across resumes; the history
     records every page once though pages in flight at a kill are fetched
     again; the spill stores killed runs leave are removed on resume."""
     folder, jobdir, budget = tmp_path / "out", tmp_path / "job", 150

@@ -1,4 +1,4 @@
-"""The online link learner in real crawls of the replayed WebKB (issue 28),
+"""The online link learner in real crawls of the replayed WebKB,
 and a topic from example URLs (`scrapy train --examples`)."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_a_topic_from_example_urls_fetched_through_scrapy(
                       r"\((\d+) of them surely unlike the examples", done.stdout)
     assert found and 50 < int(found[1]) <= 120 and 0 < int(found[2]) < int(found[1])
     # the report's precision is an estimate on those pages, not a cross-validation on easy negatives
-    # its precision with an interval (issue 58), or "unknown" when it calls none of them
+    # its precision with an interval, or "unknown" when it calls none of them
     assert re.search(r"On the pages near the seeds .* estimated precision (\d+% \(\d+%–\d+%\)|unknown \(it calls "
                      r"none of them relevant\)), recall \d+%", done.stdout), done.stdout[-2000:]
     trained = TopicPageModel.load(model)

@@ -144,7 +144,7 @@ def test_dead_host_is_recorded_as_a_failed_fetch(tmp_path: Path) -> None:
         "breadthfirst", tmp_path / "out", [dead], None,
         settings={"ROBOTSTXT_OBEY": False, "RETRY_TIMES": 0, "FOCUS_ALLOWED_NETWORKS": "127.0.0.0/8"},
     )
-    # its only seed dead: the crawl fetched nothing, and says so (exit 1; issue 35)
+    # its only seed dead: the crawl fetched nothing, and says so (exit 1)
     assert result.returncode == 1, result.log[-3000:]
     assert "no page was fetched" in result.log
     [record] = result.history
@@ -174,7 +174,7 @@ def test_resume_from_jobdir_continues_the_same_order(webkb_replay: ReplayProcess
     jobdir = tmp_path / "job"
     first = run_crawl("bestfirst", tmp_path / "first", seeds, webkb_replay.proxy_url, "course",
                       {**common, "CLOSESPIDER_ITEMCOUNT": 30, "JOBDIR": jobdir})
-    # A budget is the crawl's (issue 51): the resumed run is given 60 for the whole crawl.
+    # A budget is the crawl's: the resumed run is given 60 for the whole crawl.
     second = run_crawl("bestfirst", tmp_path / "second", seeds, webkb_replay.proxy_url, "course",
                        {**common, "CLOSESPIDER_ITEMCOUNT": 60, "JOBDIR": jobdir})
     assert whole.returncode == first.returncode == second.returncode == 0
@@ -231,7 +231,7 @@ def test_page_budget_counts_pages_not_robots_txt_fetches(webkb_replay: ReplayPro
 def test_crawl_delay_holds_for_every_request_redirects_and_retries_included(tmp_path: Path) -> None:
     """DOWNLOAD_DELAY=0 and 8 requests per host: robots.txt's Crawl-delay is
     still the least gap between any two requests to the host — the first
-    pages, redirects and retries included (issue 27: 64 ms once in 330)."""
+    pages, redirects and retries included (64 ms once in 330)."""
     html_type = [("Content-Type", "text/html")]
     pages: list[tuple[str, int, list[tuple[str, str]], bytes]] = [
         ("http://slow.test/", 200, html_type, html(" ".join(f'<a href="/p{i}/">p{i}</a>' for i in range(60))))

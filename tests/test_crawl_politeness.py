@@ -1,4 +1,4 @@
-"""A focused crawl under politeness (issue 49): one request per host, a delay.
+"""A focused crawl under politeness: one request per host, a delay.
 
 Host A holds the good links; host B, linked once from A's home page, offers
 only poor ones. A crawl whose budget is pages (the focused spiders' default)
@@ -131,7 +131,7 @@ def test_two_workers_on_the_redis_frontier_keep_the_page_budget_on_the_good_host
 
 
 def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0, b_on_topic: bool = True) -> Path:
-    """Issue 61: A's home links to 40 good pages of A, then to 20 nearly as
+    """A's home links to 40 good pages of A, then to 20 nearly as
     good of B (fewer of the query's words in their anchors; with
     *b_on_topic* False, pages on bread behind them) — and, with *dead*, as
     many of D, a host whose pages the web does not hold (404) but its first

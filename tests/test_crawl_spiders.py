@@ -63,7 +63,7 @@ def test_bestfirst_crawl_leaves_history_pages_links_and_summary(
     assert summary["pages_fetched"] == len(history)
     assert 0 <= summary["harvest_rate"] <= 1
     assert "Crawl summary" in result.log
-    # issue 59: no field without a value (topic_id: None, task: None), no estimate's history in the log
+    # No field without a value (topic_id: None, task: None), no estimate's history in the log
     logged = result.log[result.log.index("Crawl summary"):].split("\n\n")[0]
     assert not re.search(r"^  \w+: None$", logged, re.MULTILINE) and "remaining_history" not in logged, logged
     assert "topic_id" not in summary and "remaining_history" in summary
@@ -195,7 +195,7 @@ def test_an_ok_page_budget_counts_pages_answered_2xx_not_dead_links(webkb_replay
 
 
 def test_a_progress_line_from_the_timer_and_one_from_the_budget_are_never_both_logged(caplog, monkeypatch) -> None:
-    # Issue 59: a budget's tenth and the LOGSTATS_INTERVAL timer each logged a line, so two came
+    # A budget's tenth and the LOGSTATS_INTERVAL timer each logged a line, so two came
     # out in the same second ("15/150 pages (10%)", then "16/150 pages (11%)").
     import logging
     from types import SimpleNamespace
@@ -223,7 +223,7 @@ def test_a_progress_line_from_the_timer_and_one_from_the_budget_are_never_both_l
 
 
 def test_a_page_item_logs_as_one_short_line() -> None:
-    # Issue 59: Scrapy logs every scraped item at DEBUG (its template's level); a page's body,
+    # Scrapy logs every scraped item at DEBUG (its template's level); a page's body,
     # text and links made a 300-page log 40,000 lines.
     from crawlproject.items import PageItem
 

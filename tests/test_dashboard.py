@@ -1,4 +1,4 @@
-"""Watch and steer a running crawl (issue 29): the live dashboard in a real
+"""Watch and steer a running crawl: the live dashboard in a real
 headless Chromium, labels that change the crawl's model, Prometheus metrics
 scraped by a real Prometheus server, the dashboard attached to a crawl's
 folder, and labels that are refused."""
@@ -117,7 +117,7 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
             return int(driver.find_element(By.ID, "status").get_attribute("data-fetched") or 0)
 
         first = wait.until(lambda _: fetched() > 0 and fetched())
-        # the page names the crawl: spider, strategy, judge and topic (issue 52), not the machine
+        # the page names the crawl: spider, strategy, judge and topic, not the machine
         named = f"linklearner · link-learner · judge query-tf+labels · “{QUERY}”"
         assert driver.find_element(By.ID, "crawl").text == named and driver.title.startswith(named)
         wait.until(lambda _: fetched() > first)  # the counters move while it runs, without a reload
@@ -322,7 +322,7 @@ def test_metrics_read_the_crawls_figures_without_what_only_the_page_shows() -> N
 
 
 def test_the_dashboard_counts_the_pages_its_judge_calls_relevant() -> None:
-    """Issue 50: the dashboard counted and listed as relevant the pages whose
+    """The dashboard counted and listed as relevant the pages whose
     relevance was ≥ 0.5, whatever the judge called them: a calibrated query
     judge calls relevant pages of relevance 0.3, and none reach 0.5."""
     from crawlproject.dashboard.watch import CrawlWatch

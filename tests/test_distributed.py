@@ -1,4 +1,4 @@
-"""Several crawl processes on one shared frontier in a real Redis (issue 12):
+"""Several crawl processes on one shared frontier in a real Redis:
 no page fetched twice, no host hit faster than its delay, a best-first crawl
 together, and nothing lost when a worker is killed.
 
@@ -203,7 +203,7 @@ def test_a_slow_redis_never_stops_the_reactor_in_a_shared_politeness_crawl(
 def test_a_slow_redis_never_stops_the_reactor_in_a_shared_frontier_crawl(
     webkb_replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """The shared frontier itself ~200 ms away per hop (issue 35): pops,
+    """The shared frontier itself ~200 ms away per hop: pops,
     claims, acknowledgements and idle checks travel in a thread, so the
     reactor keeps its timers (the frontier used to block it for every pop)."""
     slow = SlowTcpProxy(int(redis_server.url.rsplit(":", 1)[1].split("/")[0]), delay=0.2)
@@ -405,7 +405,7 @@ def wait_for(condition: Any, process: subprocess.Popen[bytes], seconds: float) -
 
 
 def test_workers_stop_with_one_error_line_when_redis_restarts_without_persistence(tmp_path: Path) -> None:
-    """Issue 51 §1: a Redis killed and restarted empty wipes the shared
+    """A Redis killed and restarted empty wipes the shared
     frontier; the workers say so and stop (exit 1), crawling nothing from
     the empty frontier, rather than go on as if nothing happened."""
     def history_lines(folder: Path) -> int:
@@ -452,7 +452,7 @@ def test_workers_stop_with_one_error_line_when_redis_restarts_without_persistenc
 
 
 def test_the_redis_frontier_takes_below_the_window_by_the_same_rule(redis_server: RedisServer) -> None:
-    """Issue 61: a worker's pop with a wait (its prefetch, best first) follows
+    """A worker's pop with a wait (its prefetch, best first) follows
     the rule the memory frontier's model test writes plainly."""
     import random
 

@@ -1,4 +1,4 @@
-"""The repository stands alone and its map matches its tree (issue 60): no
+"""The repository stands alone and its map matches its tree: no
 file cites the spec outside the checkout (every method is described in
 docs/methods.md, cited as "methods.md §N"), and docs/architecture.md names
 only folders and modules that exist, and every folder of the package."""

@@ -1,4 +1,4 @@
-"""A user's first hour (issue 10): plain Scrapy habits work, outputs never mix,
+"""A user's first hour: plain Scrapy habits work, outputs never mix,
 every mistake gets one clear line, progress a person can read."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_an_output_folder_of_another_crawl_is_refused_and_a_resumed_crawl_writes
     settings = {"CLOSESPIDER_ITEMCOUNT": 15, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": 1}
     resumed_out = tmp_path / "resumed"
     one = run_crawl("bestfirst", resumed_out, [CORNELL], webkb_replay.proxy_url, "course", settings)
-    # A budget is the crawl's (issue 51): the resumed run is given 30 for the whole crawl.
+    # A budget is the crawl's: the resumed run is given 30 for the whole crawl.
     two = run_crawl("bestfirst", tmp_path / "ignored", [CORNELL], webkb_replay.proxy_url, "course",
                     {**settings, "CLOSESPIDER_ITEMCOUNT": 30})
     assert one.returncode == 0 and two.returncode == 0, two.log[-2000:]
@@ -184,13 +184,13 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
         (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
          "scrapy crawl: error: FOCUS_REPLAY_PROXY http://127.0.0.1:9 does not answer (Connection refused): start it "
          "with `scrapy replay --warc FILE --port PORT`, or set FOCUS_REPLAY_WARC instead"),
-        # issue 27: a misspelled name, a negative budget, strategies and frontiers that are not there
+        # A misspelled name, a negative budget, strategies and frontiers that are not there
         (["-a", "query=course"], {"FOCUS_FRONTEIR_MAX": "5"},
          "scrapy crawl: error: unknown setting FOCUS_FRONTEIR_MAX; did you mean FOCUS_FRONTIER_MAX? "
          "(every FOCUS_* setting is in docs/settings.md)"),
         (["-a", "query=course"], {"CLOSESPIDER_PAGECOUNT": "-5"},
          "scrapy crawl: error: CLOSESPIDER_PAGECOUNT must be ≥ 0, got -5"),
-        # issue 59: Scrapy's own names misspelt (the budget was silently gone: 653 pages, exit 0)
+        # Scrapy's own names misspelt (the budget was silently gone: 653 pages, exit 0)
         (["-a", "query=course"], {"CLOSESPIDER_PAGECONT": "20"},
          "scrapy crawl: error: unknown setting CLOSESPIDER_PAGECONT; did you mean CLOSESPIDER_PAGECOUNT? "
          "(Scrapy's settings: https://docs.scrapy.org/en/latest/topics/settings.html)"),

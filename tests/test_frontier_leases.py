@@ -1,5 +1,5 @@
-"""Leases settle for every spider and every way a request can leave Scrapy
-(issue 9 §2): a crawl that finished has nothing to give back, so the same
+"""Leases settle for every spider and every way a request can leave Scrapy:
+a crawl that finished has nothing to give back, so the same
 JOBDIR resumed fetches nothing."""
 
 from __future__ import annotations

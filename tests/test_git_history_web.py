@@ -1,4 +1,4 @@
-"""A news-like evolving web built from a blog's git history (issue 62):
+"""A news-like evolving web built from a blog's git history:
 each week the site as the last commit before it has it, every version a
 dated record, a post removed a 404 — read back by the refresh simulation."""
 

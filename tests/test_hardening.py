@@ -1,4 +1,4 @@
-"""Hardening (issue 11 §2, §3): no private network, no other schemes, and the
+"""Hardening: no private network, no other schemes, and the
 worst of the web — faults and traps injected by the real replay — each a
 counted event the crawl survives."""
 
@@ -119,7 +119,7 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_before_connecting(
                                       "FOCUS_ALLOWED_NETWORKS": f"{address}/32"})
     finally:
         listener.close()
-    # its only seed refused: nothing fetched, and the crawl says so (issue 35)
+    # its only seed refused: nothing fetched, and the crawl says so
     assert refused.returncode == 1, refused.log[-3000:]
     assert "no page was fetched: none of the 1 requests sent was answered" in refused.log
     [record] = refused.history
@@ -291,7 +291,7 @@ def test_a_bad_allowed_network_is_a_clear_error(tmp_path: Path, setting: str) ->
      "the shared frontier's Redis at redis://127.0.0.1:1/0 does not answer"),
 ])
 def test_a_bad_folder_or_redis_is_one_line_and_exit_2(tmp_path: Path, settings: dict[str, str], said: str) -> None:
-    """Issue 51 §5: these ended in tracebacks (FileExistsError, NotADirectoryError, 'Scraper close failure')."""
+    """These ended in tracebacks (FileExistsError, NotADirectoryError, 'Scraper close failure')."""
     file = tmp_path / "a-file"
     file.write_text("not a folder")
     folder = tmp_path / "crawl"
@@ -311,7 +311,7 @@ def test_a_seed_without_its_scheme_says_so(tmp_path: Path) -> None:
 
 
 def test_train_names_the_argument_whose_file_is_missing(tmp_path: Path) -> None:
-    """Issue 59: `train --examples missing.txt` talked about seeds."""
+    """Before, `train --examples missing.txt` talked about seeds."""
     import subprocess
     import sys
 
@@ -336,7 +336,7 @@ def test_a_seeds_file_names_its_bad_line(tmp_path: Path) -> None:
 
 
 def test_counter_traps_end_with_the_default_settings(tmp_path: Path) -> None:
-    # Issue 51 §7: with no per-host cap (the default) a calendar or a counter
+    # With no per-host cap (the default) a calendar or a counter
     # (?d=N links to ?d=N+1) was followed for as long as the crawl ran.
     warc = write_warc(tmp_path / "t.warc.gz", [
         ("http://trap.test/", 200, HTML, html(

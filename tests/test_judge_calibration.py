@@ -1,4 +1,4 @@
-"""A query judge calibrated on the crawl's own pages (issue 50 §2): its
+"""A query judge calibrated on the crawl's own pages: its
 cosine is no probability, and a fixed 0.5 called none of the 109 relevant
 pages of docsweb's gnuplot topic relevant though the crawl fetched them all."""
 
@@ -50,7 +50,7 @@ def test_a_query_crawl_reports_the_relevant_pages_it_fetched_as_found(tmp_path: 
     # the summary counts distinct pages: a near-duplicate of a page fetched before is no new one
     distinct = [r for r in result.history if r["relevant"] and not r.get("near_duplicate_of")]
     assert result.summary["relevant_called"] == len(distinct)
-    # a mixture on cosines is no probability: it stated 91 % where the labels measured 36 % (issue 58)
+    # a mixture on cosines is no probability: it stated 91 % where the labels measured 36 %
     assert result.summary["judge"]["precision"] is None
     assert result.summary["remaining"]["found"] > 0.5 * len(relevant)  # "left" is estimated, not "unknown"
 

@@ -1,4 +1,4 @@
-"""Verdicts people can trust (issue 58): a topic learnt where few pages are
+"""Verdicts people can trust: a topic learnt where few pages are
 relevant still calls a crawl's many relevant pages relevant; one crawl gives
 one count of relevant pages wherever it says one; the threshold shown is the
 one in force; a crawl with labels shows its judge's precision by them."""

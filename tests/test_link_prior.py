@@ -1,4 +1,4 @@
-"""The link model learnt across topics (issue 37): its features on a small
+"""The link model learnt across topics: its features on a small
 hand-made graph, fitting and loading it (the shipped one too), the link
 learner scoring with it; and the estimate of what is left on a simulated
 crawl whose answer is known, and in a real crawl with its stop rule."""

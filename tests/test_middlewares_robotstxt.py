@@ -1,4 +1,4 @@
-"""robots.txt as RFC 9309 says, built on Scrapy's RobotsTxtMiddleware (issue 9 §3)."""
+"""robots.txt as RFC 9309 says, built on Scrapy's RobotsTxtMiddleware."""
 
 from __future__ import annotations
 

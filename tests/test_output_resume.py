@@ -1,5 +1,5 @@
 """A killed crawl's outputs: torn last lines and records are cut on resume,
-never a parse error later (issue 11 §1)."""
+never a parse error later."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each outlink is canonicalized once per page, whatever reads it after (issue 9 §5)."""
+"""Each outlink is canonicalized once per page, whatever reads it after."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""crawlproject.crawl(…) (issue 52 §4): a crawl from Python returns the
+"""crawlproject.crawl(…): a crawl from Python returns the
 same pages as `scrapy crawl` with the same settings, with their text and
 verdicts; a second call in the same process (Twisted runs once) too; a
 crawl that cannot start says why in one exception."""
@@ -122,7 +122,7 @@ def test_a_python_call_with_example_pages_trains_its_topic_first(tmp_path: Path)
 
 
 def test_a_script_without_a_main_guard_calls_crawl_twice_quietly(tmp_path: Path) -> None:
-    """Issue 59: the README's snippet run from a file without ``if __name__ ==
+    """The README's snippet run from a file without ``if __name__ ==
     "__main__":`` — the second call's process ran the whole script again (its
     first crawl twice, 8.5 minutes), then failed; every call printed Scrapy's
     INFO log; ``collection[0]`` raised TypeError."""

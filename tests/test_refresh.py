@@ -1,4 +1,4 @@
-"""Refresh scheduling (issue 14 §2–3): the change-rate estimator on synthetic
+"""Refresh scheduling: the change-rate estimator on synthetic
 Poisson changes, the score→rank map and ΔQ on a hand-made index, Q(W_L),
 each policy's choice on a five-page toy, and the workload format."""
 
@@ -269,7 +269,7 @@ def test_the_generated_workload_is_the_same_in_every_process() -> None:
     assert len(outputs) == 1, outputs
 
 
-# -- the term → score index: F_w refitted incrementally (issue 31) ------------------------------
+# -- the term → score index: F_w refitted incrementally ------------------------------
 
 
 def test_incremental_refits_equal_a_full_refit() -> None:
@@ -352,7 +352,7 @@ def test_the_head_and_tail_workload_is_the_same_in_every_process() -> None:
 
 
 def test_a_query_is_answered_by_the_pages_that_hold_all_its_terms() -> None:
-    # Issue 62: the paper's engine answers with the pages holding every term of a query; the
+    # The paper's engine answers with the pages holding every term of a query; the
     # benchmark answered with any (a page with one common term took a place in every answer).
     analyzer = TermAnalyzer(stem=False)
     texts = ["apple banana", "apple apple apple", "banana cherry", "cherry", "apple durian"]
@@ -416,7 +416,7 @@ def test_a_live_page_that_lost_a_query_term_is_worth_nothing_to_it() -> None:
 
 
 def test_a_budget_scan_reports_a_non_monotone_quality_as_it_is() -> None:
-    # Issue 62: the benchmark bisected for the fewest refreshes holding a target, assuming Q grows
+    # The benchmark bisected for the fewest refreshes holding a target, assuming Q grows
     # with the budget (it measured 0.9804 / 0.9762 / 0.9741 at 3 / 5 / 10 a week): what it found
     # depended on where the bisection stepped. Every budget is now run and the reading says so.
     from bench.refresh import scan_reading

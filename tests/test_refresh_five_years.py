@@ -1,4 +1,4 @@
-"""The refresh spider against the simulation (issue 31 §4): the PHP manual's
+"""The refresh spider against the simulation: the PHP manual's
 five years (phpdoc-5y) replayed as of a week; at sample weeks the
 simulation's state is handed to ``scrapy crawl refresh``, which must fetch
 exactly the pages the simulation's policy chose that week, record a 304 for

@@ -1,4 +1,4 @@
-"""The refresh simulation (issue 31) on a small dated web made by hand: the
+"""The refresh simulation on a small dated web made by hand: the
 week-0 repository is what a crawl from the root reaches, a workload built
 from a past window knows nothing of later weeks, Q is 1 when every page is
 refreshed every week, a budget search may stop a run early, and the
@@ -168,7 +168,7 @@ def sidebar_web(path: Path, weeks: int = 4) -> Path:
 
 
 def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
-    # Issue 62: the repository indexed each page's whole text, template included; ~98.5 % of the
+    # The repository indexed each page's whole text, template included; ~98.5 % of the
     # news webs' changes were a "recent posts" sidebar's, whose terms are the workload's own.
     path = sidebar_web(tmp_path / "sidebar.warc.gz")
     whole = load_evolving_web(path, cache_dir=None, text="whole")
@@ -180,7 +180,7 @@ def test_a_main_text_index_ignores_a_sidebars_churn(tmp_path: Path) -> None:
 
 def test_the_benchmarks_workloads_are_drawn_from_the_repositorys_own_pages(simulation: RefreshSimulation,
                                                                           tmp_path: Path) -> None:
-    # Issue 62: the generated workload drew the headings of every page of the web, pages created
+    # The generated workload drew the headings of every page of the web, pages created
     # after week 0 included — queries the repository cannot answer, where the paper draws from its own.
     from argparse import Namespace
 

@@ -1,4 +1,4 @@
-"""Refresh crawling for real (issue 14 §2): a repository crawled at week 0 of
+"""Refresh crawling for real: a repository crawled at week 0 of
 the PHP manual's history, refreshed a year later through the replay with
 conditional GETs — what it finds is checked against versions.tsv."""
 
@@ -159,7 +159,7 @@ def test_bad_refresh_input_gets_one_line(replay: ReplayProcess, repository: Path
 
 
 def test_the_refresh_compares_the_main_text_a_sidebars_churn_is_no_change(tmp_path: Path) -> None:
-    # Issue 62: the spider compared (and measured ΔQ on) each page's whole text, so a "recent posts"
+    # The spider compared (and measured ΔQ on) each page's whole text, so a "recent posts"
     # sidebar that moved made every post look changed; it indexes the main text, as the simulation does.
     warc = sidebar_web(tmp_path / "sidebar.warc.gz")
     start, later = (SIDEBAR_START + timedelta(weeks=week) for week in (0, 3))

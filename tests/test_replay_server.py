@@ -166,7 +166,7 @@ def _cut_warc(tmp_path: Path, gzip: bool) -> tuple[Path, list[str]]:
 
 @pytest.mark.parametrize("gzip", [True, False])
 def test_a_warc_cut_off_inside_a_record_is_said_and_its_torn_page_not_served(tmp_path: Path, gzip: bool) -> None:
-    # Issue 51 §6: warcio ends its iteration at a torn record without a
+    # Warcio ends its iteration at a torn record without a
     # word, and the replay served the first part of the archive as if whole.
     cut, urls = _cut_warc(tmp_path, gzip)
     with replay_command(cut) as (proxy, stderr):

@@ -1,4 +1,4 @@
-"""The replay of a web that changes (issue 14 §1): the PHP manual's 52 weekly
+"""The replay of a web that changes: the PHP manual's 52 weekly
 states served as of a time t, the clock moved while serving, and conditional
 requests answered with 304 — checked against the corpus's own versions.tsv."""
 

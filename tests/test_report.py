@@ -1,4 +1,4 @@
-"""The crawl report (issue 52 §3): written at a crawl's end (its path the
+"""The crawl report: written at a crawl's end (its path the
 last line of the summary), made again by `scrapy report`, one file that
 renders in a real browser with its plot and tables."""
 

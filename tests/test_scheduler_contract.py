@@ -1,5 +1,5 @@
-"""The scheduler keeps Scrapy's contract for a spider that asks for no focus
-(issue 35): real ``scrapy runspider`` crawls of a plain spider in the
+"""The scheduler keeps Scrapy's contract for a spider that asks for no focus:
+real ``scrapy runspider`` crawls of a plain spider in the
 project (the add-on on) against a real replay, each fetch read from the
 replay's access log. Scrapy's own scheduler tests run against it too
 (scripts.scrapy_contract, in ``make test``)."""

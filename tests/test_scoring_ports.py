@@ -1,4 +1,4 @@
-"""The three scoring ports, each alone (issue 36): a page judge, a link
+"""The three scoring ports, each alone: a page judge, a link
 scorer given a judge, a strategy against a frontier port with no crawl
 behind it; the topic-from-examples model's negatives and report; and the
 one spider of every strategy crawling as the aliases do."""
@@ -184,12 +184,12 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
     relevance = model.relevance([text(jazz) for _ in range(20)] + [text(tax) for _ in range(20)])
     called = relevance >= 0.5
     measured = called[:20].sum() / max(called.sum(), 1)
-    # the report says what the crawl will see: an interval that holds it (issue 58)
+    # the report says what the crawl will see: an interval that holds it
     assert estimate["precision_low"] <= measured <= estimate["precision_high"]
     assert called[:20].mean() >= 0.7 and called[20:].mean() <= 0.1
     # The dashboard shows a precision for a crawl judged by the model, as
     # docs/dashboard.md says: it said "precision unknown until you label"
-    # (the labels' judge wrapping it kept its own, empty, tally). Issue 58:
+    # (the labels' judge wrapping it kept its own, empty, tally); now
     # it is told by its examples among the crawl's own pages, not the training's.
     judge = LabelTaughtJudge(ExamplesJudge(model), ANALYZER)
     for i, page_text in enumerate([text(jazz) for _ in range(5)] + [text(tax) for _ in range(5)]):
@@ -201,7 +201,7 @@ def test_the_examples_model_takes_negatives_from_the_pages_near_the_seeds_and_es
 
 @pytest.mark.parametrize("seed", [5, 6])
 def test_the_examples_model_reports_the_share_and_recall_it_will_see_where_relevant_pages_are_rare(seed: int) -> None:
-    # Issue 50: where few of the pages near the seeds are relevant and the examples are varied (each
+    # Where few of the pages near the seeds are relevant and the examples are varied (each
     # shares few words with another), Elkan & Noto's c (how well held-out examples score) made the
     # report's share of relevant pages 2-3 times the truth and its recall a third of the measured.
     rng = np.random.default_rng(seed)

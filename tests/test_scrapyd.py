@@ -1,4 +1,4 @@
-"""Deploying to a real Scrapyd as a user would (issue 12 §3): scrapyd-deploy
+"""Deploying to a real Scrapyd as a user would: scrapyd-deploy
 builds a working egg, schedule.json runs our spiders with their arguments
 and settings, and logs and items come back through Scrapyd's HTTP API."""
 

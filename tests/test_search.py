@@ -1,4 +1,4 @@
-"""The search engine (issue 13 §1): reference-directed votes, BM25 ranking
+"""The search engine: reference-directed votes, BM25 ranking
 computed by hand, incremental indexing of real crawls, backlinks, the
 command line and clear errors for bad input."""
 

@@ -1,5 +1,5 @@
 """The project's defaults are fit for real sites; Scrapy's own settings are used
-where Scrapy has one (issue 9 §6)."""
+where Scrapy has one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The distiller's relevance-weighted HITS, checked against Chakrabarti et al.'s
-update rules written out by hand (issue 9 §4)."""
+update rules written out by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The online link learner by hand, on small made-up pages (issue 28): a
+"""The online link learner by hand, on small made-up pages: a
 link's features, one online update, the prior before any update is
 SharkSearch's order, dead-end accounting, the exploration share, the
 experiences that carry learning between workers."""

@@ -1,5 +1,5 @@
-"""The search page in a real browser, the JSON API, and the symbiotic loop
-(issue 13): its stopping rules, the new collection it builds, and the swap
+"""The search page in a real browser, the JSON API, and the symbiotic loop:
+its stopping rules, the new collection it builds, and the swap
 that keeps answering queries throughout."""
 
 from __future__ import annotations

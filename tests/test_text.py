@@ -65,7 +65,7 @@ def test_a_german_or_japanese_page_scores_on_its_own_words() -> None:
 
 
 def test_a_page_vector_is_its_own_for_each_kind_of_analyzer() -> None:
-    # Issue 60: Page.vector kept the first analyzer's vector for every later one, so a link
+    # Page.vector kept the first analyzer's vector for every later one, so a link
     # model's stemmed terms depended on whether a query judge (unstemmed) had read the page first.
     from crawlproject.web.page import Page
     from crawlproject.web.text import TermAnalyzer
