@@ -545,10 +545,11 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
     for arm in ("initial", "loop", "drift", "off-community"):
         lines.append(f"| {arm} | " + " | ".join(f"{mean_of(communities, arm, n, 'p_at_10_other'):.3f}"
                                                 for n in range(nights)) + " |")
-    follows = [c.rows["drift"][last]["p_at_10_other"] - c.rows["loop"][last]["p_at_10_other"] for c in communities]
-    f_mean, f_low, f_high = interval(follows)
+    drifted = [c.rows["drift"][last]["p_at_10_other"] for c in communities]
+    stayed = [c.rows["loop"][last]["p_at_10_other"] for c in communities]
+    f_mean, f_low, f_high = interval([a - b for a, b in zip(drifted, stayed, strict=True)])
     lines += ["", f"- drift − loop on the new interests after night {nights}: {f_mean:+.3f} [{f_low:+.3f}, "
-              f"{f_high:+.3f}] (one-tailed p = {paired_one_tailed(*zip(*((c.rows['drift'][last]['p_at_10_other'], c.rows['loop'][last]['p_at_10_other']) for c in communities), strict=True))[1]:.3f}, outside the family)."]
+              f"{f_high:+.3f}] (one-tailed p = {paired_one_tailed(drifted, stayed)[1]:.3f}, outside the family)."]
     if args.weekly:
         lines += ["", "Freshness: night n crawls the web as of week n; the stale share (changed or deleted since "
                   "fetched) of each collection a week after the loop's night:", "",

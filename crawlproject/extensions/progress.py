@@ -48,7 +48,7 @@ from crawlproject.config import SettingsError
 from crawlproject.corpus.labels import LabelsError, is_relevant, load_labels, parse_categories
 from crawlproject.corpus.output import CrawlOutput
 from crawlproject.extensions.summary import crawl_summary
-from crawlproject.frontier.budget import page_limit
+from crawlproject.frontier.budget import page_limits
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
 from crawlproject.strategies.ports import CrawlerFrontier
@@ -140,15 +140,15 @@ class CrawlProgress:
             )
         if labels is not None:
             _check_categories(relevant, labels, labels_path)
-        budget = max(page_limit(settings), settings.getint("CLOSESPIDER_ITEMCOUNT"))
+        pages, ok_pages = page_limits(settings)
+        budget = max(pages, ok_pages, settings.getint("CLOSESPIDER_ITEMCOUNT"))
         remaining_from = config.get_str(settings, "FOCUS_REMAINING_FROM")
         if remaining_from == "labels" and labels is None:
             raise SettingsError("FOCUS_REMAINING_FROM = labels needs FOCUS_LABELS and FOCUS_RELEVANT")
         extension = cls(crawler, interval, labels, relevant, budget, remaining_from,
                         config.get_float(settings, "FOCUS_STOP_BELOW"))
         extension.report = config.get_bool(settings, "FOCUS_REPORT")
-        extension.counts_ok_pages = (not settings.getint("CLOSESPIDER_PAGECOUNT") and budget > 0
-                                     and config.get_int(settings, "FOCUS_OK_PAGECOUNT") == budget)
+        extension.counts_ok_pages = not pages and ok_pages > 0 and ok_pages == budget
         crawler.signals.connect(extension.spider_opened, signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signals.spider_closed)
         crawler.signals.connect(extension.item_scraped, signals.item_scraped)

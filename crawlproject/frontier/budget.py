@@ -13,7 +13,7 @@ settings, that every part asks.
   closes the crawl when a limit is reached — ``closespider_pagecount`` or
   ``closespider_okpagecount``, Scrapy's own reasons — also at once when the
   earlier runs already spent it.
-* The progress line reads :func:`page_limit`.
+* The progress line reads :func:`page_limits`.
 
 The budget is part of the crawl's :class:`CloseSpider` extension (Scrapy's,
 keeping its every other limit: time, items, errors, pages without an item);
@@ -47,9 +47,10 @@ if TYPE_CHECKING:
     from crawlproject.corpus.output import EarlierRuns
 
 
-def page_limit(settings: BaseSettings) -> int:
-    """The page budget a progress line counts against (0: none)."""
-    return max(settings.getint("CLOSESPIDER_PAGECOUNT"), config.get_int(settings, "FOCUS_OK_PAGECOUNT"))
+def page_limits(settings: BaseSettings) -> tuple[int, int]:
+    """The crawl's page limits: CLOSESPIDER_PAGECOUNT (pages answered) and
+    FOCUS_OK_PAGECOUNT (pages answered 2xx); 0: none."""
+    return settings.getint("CLOSESPIDER_PAGECOUNT"), config.get_int(settings, "FOCUS_OK_PAGECOUNT")
 
 
 def page_budget(crawler: Crawler) -> PageBudget | None:
@@ -76,8 +77,7 @@ class PageBudget:
     @classmethod
     def from_settings(cls, crawler: Crawler) -> PageBudget | None:
         """The budget the crawl's settings set; None when neither limit is."""
-        pages = crawler.settings.getint("CLOSESPIDER_PAGECOUNT")
-        ok_pages = config.get_int(crawler.settings, "FOCUS_OK_PAGECOUNT")
+        pages, ok_pages = page_limits(crawler.settings)
         return cls(crawler, pages, ok_pages) if pages > 0 or ok_pages > 0 else None
 
     # -- the scheduler's questions and news ------------------------------------
