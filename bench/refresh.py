@@ -9,8 +9,9 @@ when a page is deleted). The repository is what a crawl from --seeds reaches
 at week 0 (default: every page live then). Two workloads: ``generated``
 (crawlproject.refresh.workload.generate_workload over every page's first
 headings) and ``first-year`` (only what the web showed in the tuning weeks:
-a head of the most mentioned page names, a tail from the headings) — or
---workload FILE.
+a head of the most mentioned page names, a tail from the headings); or
+``changing`` (the words the pages' versions added or removed in the tuning
+weeks: queries aimed at what changes) — or --workload FILE.
 
 The repository and its engine index each page's main text (``--index
 whole``: the template too), and a query is answered by the pages holding all
@@ -55,8 +56,8 @@ from crawlproject.refresh.simulate import (
     RefreshSimulation,
     Week,
     load_evolving_web,
-    window_workload,
 )
+from crawlproject.refresh.web_workloads import changing_workload, window_workload
 from crawlproject.refresh.workload import Query, generate_workload, read_workload, write_workload
 from crawlproject.search.collection import IndexedCollection
 from crawlproject.web.text import TermAnalyzer
@@ -208,8 +209,10 @@ def build_workloads(args: argparse.Namespace, web: EvolvingWeb, analyzer: TermAn
         elif name == "first-year":
             workloads[name] = window_workload(web, args.tune_weeks, analyzer, size=args.queries, head=args.head,
                                               seed=args.seed, pages=own)
+        elif name == "changing":
+            workloads[name] = changing_workload(web, args.tune_weeks, analyzer, size=args.queries, seed=args.seed, pages=own)
         else:
-            raise SystemExit(f"unknown workload {name!r}: generated, first-year, or --workload FILE")
+            raise SystemExit(f"unknown workload {name!r}: generated, first-year, changing, or --workload FILE")
         write_workload(workloads[name], out / f"workload-{name}.tsv")
     return workloads
 

@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import os
 import random
 import re
@@ -66,7 +65,7 @@ from typing import Any
 from bench.common import ROOT, median, write_section
 from bench.quality import corpus_files
 from crawlproject.corpus.reader import Corpus, load_corpus
-from crawlproject.evaluation.statistics import holm, mean_and_stderr, paired_one_tailed
+from crawlproject.evaluation.statistics import holm, mean_and_stderr, paired_one_tailed, t_interval
 from crawlproject.refresh.workload import headings as headings_of
 from crawlproject.replay import LOOPBACK_SPEED
 from crawlproject.replay.process import ReplayProcess
@@ -420,17 +419,6 @@ def cell(values: list[float], form: str) -> str:
     return f"{form.format(mean)} ± {form.format(error)}"
 
 
-def interval(differences: list[float]) -> tuple[float, float, float]:
-    """Mean of paired differences and its 95 % t interval."""
-    from scipy import stats
-
-    mean, error = mean_and_stderr(differences)
-    if math.isnan(error):
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.975, len(differences) - 1)) * error
-    return mean, mean - half, mean + half
-
-
 def family(communities: list[Community], last: int) -> list[dict[str, Any]]:
     """The loop against the initial collection and each control, after the
     last night: P@10 and S, one-tailed paired t-tests, Holm-adjusted."""
@@ -439,7 +427,7 @@ def family(communities: list[Community], last: int) -> list[dict[str, Any]]:
         for control in CONTROLS:
             loop = [c.rows["loop"][last][metric] for c in communities]
             other = [c.rows[control][last][metric] for c in communities]
-            mean, low, high = interval([a - b for a, b in zip(loop, other, strict=True)])
+            mean, low, high = t_interval([a - b for a, b in zip(loop, other, strict=True)])
             tests.append({"metric": metric, "control": control, "difference": mean, "low": low, "high": high,
                           "p": paired_one_tailed(loop, other)[1],
                           "primary": (metric, "loop", control) == PRIMARY})
@@ -533,8 +521,8 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
     repeated = [c.rows["loop"][n]["p_at_10_repeated"] - c.rows["initial"][n]["p_at_10_repeated"]
                 for c in communities for n in range(nights)]
     unseen = [c.rows["loop"][n]["p_at_10"] - c.rows["initial"][n]["p_at_10"] for c in communities for n in range(nights)]
-    r_mean, r_low, r_high = interval(repeated)
-    u_mean, u_low, u_high = interval(unseen)
+    r_mean, r_low, r_high = t_interval(repeated)
+    u_mean, u_low, u_high = t_interval(unseen)
     lines += ["", "Repeated queries (the papers' figure: a night's own queries asked again the next day) against "
               "unseen ones, loop − initial P@10, every night of every community:", "",
               f"- repeated: {r_mean:+.3f} [{r_low:+.3f}, {r_high:+.3f}]; unseen: {u_mean:+.3f} "
@@ -547,7 +535,7 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
                                                 for n in range(nights)) + " |")
     drifted = [c.rows["drift"][last]["p_at_10_other"] for c in communities]
     stayed = [c.rows["loop"][last]["p_at_10_other"] for c in communities]
-    f_mean, f_low, f_high = interval([a - b for a, b in zip(drifted, stayed, strict=True)])
+    f_mean, f_low, f_high = t_interval([a - b for a, b in zip(drifted, stayed, strict=True)])
     lines += ["", f"- drift − loop on the new interests after night {nights}: {f_mean:+.3f} [{f_low:+.3f}, "
               f"{f_high:+.3f}] (one-tailed p = {paired_one_tailed(drifted, stayed)[1]:.3f}, outside the family)."]
     if args.weekly:

@@ -24,9 +24,9 @@ from crawlproject.refresh.simulate import (
     RefreshSimulation,
     Snapshot,
     load_evolving_web,
-    window_workload,
 )
 from crawlproject.refresh.state import DAY, RefreshState
+from crawlproject.refresh.web_workloads import window_workload
 from crawlproject.refresh.workload import write_workload
 from crawlproject.replay.archive import format_time, parse_time
 from crawlproject.replay.process import ReplayProcess

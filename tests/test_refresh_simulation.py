@@ -18,7 +18,8 @@ from warcio.warcwriter import WARCWriter
 from crawlproject.refresh.gain import GainMeter
 from crawlproject.refresh.policies import policy_named
 from crawlproject.refresh.quality import QualityMeter, VersionIndex
-from crawlproject.refresh.simulate import RefreshSimulation, load_evolving_web, window_workload
+from crawlproject.refresh.simulate import RefreshSimulation, load_evolving_web
+from crawlproject.refresh.web_workloads import changing_workload, window_workload
 from crawlproject.refresh.workload import Query
 from crawlproject.search.collection import IndexedCollection
 from crawlproject.web.text import TermAnalyzer
@@ -192,3 +193,21 @@ def test_the_benchmarks_workloads_are_drawn_from_the_repositorys_own_pages(simul
              for term in simulation.index.analyzer.terms(query.text)}
     assert terms and "zebra" not in terms and "orphan" not in terms, terms  # created at week 6; never reached
     assert {"sort", "count"} <= terms  # the repository's own pages are drawn
+
+
+def test_a_changing_workload_asks_about_what_changed_in_its_window(simulation: RefreshSimulation) -> None:
+    early = {query.text for query in changing_workload(simulation.web, 4, TermAnalyzer(), size=10)}
+    late = [query.text for query in changing_workload(simulation.web, 8, TermAnalyzer(), size=10)]
+    assert "stable" in early and "stable sort" in early  # sort's versions add "stable" weekly
+    assert not early & {"strlen", "string", "zebra"}  # pages that never changed; home's zebra comes at week 6
+    assert "zebra" in late and "zebra home" in late
+
+
+def test_a_change_seen_on_more_pages_is_asked_more() -> None:
+    from crawlproject.refresh.workload import change_workload
+
+    queries = change_workload([({"final", "accepted"}, "Dataclasses"), ({"final"}, "Pattern matching"),
+                               ({"final", "draft"}, "Walrus")], TermAnalyzer(), size=20, single_term_share=0.5)
+    assert queries[0].text == "final" and queries[0].frequency > queries[1].frequency
+    assert {query.text for query in queries} == {"final", "accepted", "draft", "final dataclasses", "accepted dataclasses",
+                                                 "final pattern", "final matching", "final walrus", "draft walrus"}

@@ -1,4 +1,4 @@
-"""Across topics: mean ± one standard error, the paired one-tailed t-test,
+"""Across topics: mean ± one standard error, a 95 % t interval, the paired one-tailed t-test,
 and Holm's correction for a family of tests."""
 
 from __future__ import annotations
@@ -26,6 +26,19 @@ def mean_and_stderr(values: Sequence[float]) -> tuple[float, float]:
         return mean, math.nan
     variance = sum((v - mean) ** 2 for v in clean) / (len(clean) - 1)
     return mean, math.sqrt(variance / len(clean))
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean and its 95 % t interval (nan bounds for fewer than two values).
+
+    >>> [round(v, 3) for v in t_interval([1.0, 2.0, 3.0])]
+    [2.0, -0.484, 4.484]
+    """
+    mean, error = mean_and_stderr(values)
+    if math.isnan(error):
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * error
+    return mean, mean - half, mean + half
 
 
 def paired_one_tailed(better: Sequence[float], worse: Sequence[float]) -> tuple[float, float]:

@@ -38,7 +38,7 @@ from crawlproject.refresh.policies import (
     UserCentricPolicy,
 )
 from crawlproject.refresh.quality import exposure
-from crawlproject.refresh.workload import head_tail_workload, headings
+from crawlproject.refresh.workload import headings
 from crawlproject.replay.archive import check_warc, cut_off, parse_time, warn_cut_off
 from crawlproject.search.document import IndexedPage
 from crawlproject.web.page import Page
@@ -49,9 +49,7 @@ if TYPE_CHECKING:
 
     from crawlproject.refresh.gain import GainMeter
     from crawlproject.refresh.quality import QualityMeter, VersionIndex
-    from crawlproject.refresh.workload import Query
     from crawlproject.search.collection import CollectionWriter, IndexedCollection
-    from crawlproject.web.text import TermAnalyzer
 
 logger = logging.getLogger(__name__)
 WEEK = 7 * 24 * 3600.0
@@ -100,23 +98,6 @@ class EvolvingWeb:
                     reached.add(target)
                     todo.append(target)
         return np.array(sorted(page for page in reached if live[page] != absent), dtype=np.int64)
-
-
-def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size: int = 500, head: int = 50,
-                    seed: int = 0, pages: Container[int] | None = None) -> list[Query]:
-    """A workload built from what the web showed in its first *weeks* only
-    (no later version leaks in): a head of the most mentioned page names
-    (function and book names, in a manual) and a tail drawn from the
-    headings (crawlproject.refresh.workload.head_tail_workload); of the
-    *pages* only, when given (the repository's own, as the paper draws it)."""
-    until = web.start + weeks * WEEK
-    kept = [page for page in range(len(web.timeline)) if pages is None or page in pages]
-    born = [page for page in kept if web.timeline[page][0][0] <= until and web.timeline[page][0][1] >= 0]
-    texts = (web.texts[version] for page in kept for live_from, version in web.timeline[page]
-             if live_from <= until and version >= 0)
-    return head_tail_workload([web.names[page] for page in born],
-                              [" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in born],
-                              texts, analyzer, size=size, head=head, seed=seed)
 
 
 def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache", text: str = "main") -> EvolvingWeb:

@@ -138,6 +138,40 @@ def head_tail_workload(
     return _zipf(top + tail, zipf_s)
 
 
+def change_workload(
+    changes: Iterable[tuple[Iterable[str], str]],
+    analyzer: TermAnalyzer,
+    size: int = 500,
+    single_term_share: float = 0.6,
+    zipf_s: float = 1.0,
+    seed: int = 0,
+) -> list[Query]:
+    """A workload aimed at what changes: people ask about what is new.
+
+    *changes* gives, per page, the words its versions added or removed over a
+    past window and the page's name. The single-term queries are the changed
+    words; the two-term queries a changed word with a word of the name of a
+    page where it changed ("final dataclasses": which PEP about dataclasses
+    is final); a candidate that changed on more pages is likelier to be
+    drawn, and Zipf frequencies go in that order. Give it a past window only,
+    and nothing of the weeks a benchmark reports leaks in.
+    """
+    single: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+    for changed, name in changes:
+        words = {word for word in changed if analyzer.terms(word)}
+        named = [word for word in dict.fromkeys(re.findall(r"\w+", name.lower())) if analyzer.terms(word)]
+        single.update(words)
+        pairs.update({f"{word} {other}" for word in words for other in named if other != word})
+    rng = random.Random(seed)
+    singles = round(size * single_term_share)
+    drawn = _draw(single, singles, rng) + _draw(pairs, size - singles, rng)
+    if not drawn:
+        raise WorkloadError("nothing changed in the window to draw queries from")
+    popularity = single | pairs
+    return _zipf(sorted(drawn, key=lambda text: -popularity[text]), zipf_s)
+
+
 def _zipf(queries: list[str], zipf_s: float) -> list[Query]:
     """Frequencies f(rank) ∝ rank^(−s), in list order, totalling 1,000,000."""
     weights = [1.0 / (rank**zipf_s) for rank in range(1, len(queries) + 1)]

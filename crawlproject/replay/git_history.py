@@ -38,7 +38,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 _POST = re.compile(r"^posts/(?:(?P<blog>[\w-]+)/)?(?P<date>\d{4}-\d{2}-\d{2})-(?P<slug>[^/]+)\.md$")
 _FRONT = re.compile(r"\A---\s*\n(?P<head>.*?)\n---\s*\n", re.DOTALL)
@@ -137,25 +137,35 @@ class Built:
     urls: int = 0
 
 
-def weekly_states(repo: Path, start: datetime, weeks: int, host: str) -> Iterator[tuple[datetime, str, dict[str, bytes]]]:
-    """(week's moment, commit, the site's pages) for every week with a commit before it."""
-    rendered: dict[str, Post | None] = {}
+def weekly_states(repo: Path, start: datetime, weeks: int,
+                  site_at: Callable[[str], dict[str, bytes]]) -> Iterator[tuple[datetime, str, dict[str, bytes]]]:
+    """(week's moment, commit, the site's pages) for every week with a commit
+    before it; *site_at* renders the site of a commit."""
     for week in range(weeks):
         moment = start + week * WEEK
         commit = commit_before(repo, moment)
         if commit is not None:
-            yield moment, commit, site(posts_at(repo, commit, host, rendered), host)
+            yield moment, commit, site_at(commit)
 
 
-def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.rust-lang.org") -> Built:
-    """Write the evolving web of *weeks* weekly states from *start* into *out*."""
+def blog_site(repo: Path, host: str) -> Callable[[str], dict[str, bytes]]:
+    """The blog's site as of a commit (each post's Markdown rendered once)."""
+    rendered: dict[str, Post | None] = {}
+    return lambda commit: site(posts_at(repo, commit, host, rendered), host)
+
+
+def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.rust-lang.org",
+          site_at: Callable[[str], dict[str, bytes]] | None = None, what: str = "") -> Built:
+    """Write the evolving web of *weeks* weekly states from *start* into
+    *out*: the blog's (:func:`blog_site`), or the site *site_at* renders per
+    commit, which *what* describes in the README."""
     out.mkdir(parents=True, exist_ok=True)
     built = Built()
     live: dict[str, tuple[str, datetime, int]] = {}  # url → (body SHA-1, live from, version index)
     history: list[tuple[str, int, datetime, datetime | None, str]] = []
     with (out / "evolving.warc.gz").open("wb") as f:
         writer = WARCWriter(f, gzip=True)
-        for moment, commit, pages in weekly_states(repo, start, weeks, host):
+        for moment, commit, pages in weekly_states(repo, start, weeks, site_at or blog_site(repo, host)):
             built.weeks += 1
             when = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
             changed_at = _git(repo, "show", "-s", "--format=%cI", commit).strip()
@@ -184,11 +194,12 @@ def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.
     (out / "versions.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     origin = _origin(repo)
     (out / "README.md").write_text(
-        f"# A news-like evolving web from {origin}\n\nBuilt by `python -m crawlproject.replay.git_history` from the "
+        f"# An evolving web from {origin}\n\nBuilt by crawlproject.replay from the "
         f"git history of {origin}: {built.weeks} weekly states from {start:%Y-%m-%d}, {built.urls} URLs, "
         f"{built.versions} versions and {built.deletions} deletions in `evolving.warc.gz` (phpdoc-evolving's format: "
-        "a record per version, dated when it went live; a 404 record when a page went). Each post is rendered from "
-        "its Markdown at its real URL; each blog's front page lists its posts by year.\n", encoding="utf-8")
+        "a record per version, dated when it went live; a 404 record when a page went). "
+        + (what or "Each post is rendered from its Markdown at its real URL; each blog's front page lists its posts "
+           "by year.") + "\n", encoding="utf-8")
     return built
 
 
