@@ -193,10 +193,27 @@ def test_embarrassment_priority_by_hand() -> None:
     exposure = [1.0, 5.0, 9.0, 2.0, 0.5]
     share = [share_prior, (4 * 0.25 + share_prior) / 5, share_prior, (2 * 1.0 + share_prior) / 3, share_prior]
     lam = [prior, *((4 * rates[i] + prior) / 5 for i in (1, 2, 3)), prior]  # 4 intervals each, shrunk
-    expected = [exposure[i] * share[i] * (1 - math.exp(-lam[i] * waited[i])) for i in range(5)]
-    assert rates[2] == 0.0 and expected[2] > 0  # never seen changing, yet shrunk toward the others: not never
+    weights = np.array([exposure[i] * share[i] for i in range(5)])
+    frequency = optimal_frequencies(np.array(lam), 2.0, weights)  # Wolf et al.'s optimum, weighted by exposure · d
+    expected = [waited[i] * frequency[i] for i in range(5)]
+    assert rates[2] == 0.0 and frequency[2] > 0  # never seen changing, yet shrunk toward the others: not never
     order = sorted(range(5), key=lambda i: -expected[i])
-    assert EmbarrassmentPolicy().choose(pages, 4.0, 2) == order[:2]
+    assert EmbarrassmentPolicy().choose(pages, 4.0, 2, period=1.0) == order[:2]
+
+
+def test_embarrassment_optimum_spends_on_what_users_are_shown() -> None:
+    rates = np.array([0.5, 0.5, 0.5, 0.5])
+    weights = np.array([4.0, 1.0, 1.0, 0.0])
+    frequencies = optimal_frequencies(rates, 1.0, weights)
+    assert frequencies.sum() == pytest.approx(1.0)
+    assert frequencies[0] > frequencies[1] == pytest.approx(frequencies[2])  # shown more: refreshed more often
+    assert frequencies[3] == 0.0  # never shown: never an embarrassment
+    # The optimum's condition: equal weighted marginal freshness w·∂F/∂f for every refreshed page.
+    step = 1e-6
+    marginal = [w * (freshness(0.5, f + step) - freshness(0.5, f)) / step for w, f in zip(weights[:2], frequencies[:2], strict=True)]
+    assert marginal[0] == pytest.approx(marginal[1], rel=1e-3)
+    assert optimal_frequencies(rates, 1.0, np.ones(4)) == pytest.approx(optimal_frequencies(rates, 1.0))
+    assert not optimal_frequencies(rates, 1.0, np.zeros(4)).any()
 
 
 def test_staleness_optimum_leaves_pages_that_change_too_fast() -> None:

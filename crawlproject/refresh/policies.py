@@ -12,9 +12,13 @@ page is what its past refreshes saw (:class:`PageState`), never the live web.
   (Cho & Garcia-Molina's optimum: ∂F/∂f equal for every refreshed page, so
   pages that change much faster than the budget allows are left alone);
   priority = how overdue a page is, (t − LR)·f;
-* ``embarrassment`` (EBR) — d(p) = the fraction of p's observed updates that
-  changed ≥ τ of its shingles, times how often p is shown in results, times
-  the chance it changed since its last refresh, 1 − e^{−λ(t − LR)};
+* ``embarrassment`` (EBR) — Wolf et al.'s optimum (WWW 2002): the
+  frequencies that minimise the time-averaged embarrassment, the chance a
+  user is shown a stale copy, Σ w(p)(1 − F(λ, f)) under the budget, with
+  w(p) = how often p is shown in results × d(p), the fraction of p's
+  observed updates that changed ≥ τ of its shingles (the same optimum as
+  SBR's, weighted: ∂F/∂f ∝ 1/w; a page never shown is never refreshed);
+  priority = how overdue it is, (t − LR)·f;
 * ``user-centric`` (docs/methods.md §5) — δQ(p) = the mean over p's past refreshes of
   ΔQ / (t − LR) (crawlproject.refresh.quality.GainMeter); priority
   P(p, t) = δQ(p) · (t − LR).
@@ -110,17 +114,22 @@ def change_rates(pages: list[PageState]) -> np.ndarray:
     return _shrunk([estimate_rate(page.history) for page in pages], [len(page.history) for page in pages], 1.0)
 
 
-def optimal_frequencies(rates: np.ndarray, budget_rate: float) -> np.ndarray:
-    """Refresh frequencies maximising Σ F(λ, f) with Σ f = *budget_rate*.
+def optimal_frequencies(rates: np.ndarray, budget_rate: float, weights: np.ndarray | None = None) -> np.ndarray:
+    """Refresh frequencies maximising Σ w·F(λ, f) with Σ f = *budget_rate*
+    (*weights* w: 1 for every page unless given).
 
-    With x = λ/f, ∂F/∂f = g(x)/λ, g(x) = 1 − (1 + x)e^{−x} (increasing from 0
-    to 1): every refreshed page has g(x) = μλ; pages with μλ ≥ 1 get f = 0.
-    μ is found by bisection so that the frequencies spend the budget.
+    With x = λ/f, ∂(wF)/∂f = w·g(x)/λ, g(x) = 1 − (1 + x)e^{−x} (increasing
+    from 0 to 1): every refreshed page has g(x) = μλ/w; pages with μλ/w ≥ 1
+    (and every page of weight 0) get f = 0. μ is found by bisection so that
+    the frequencies spend the budget.
     """
     rates = np.maximum(rates, 1e-12)
+    scaled = rates if weights is None else np.where(weights > 0, rates / np.maximum(weights, 1e-300), np.inf)
+    if not np.isfinite(scaled).any():
+        return np.zeros_like(rates)
 
     def frequencies(mu: float) -> np.ndarray:
-        target = mu * rates
+        target = mu * scaled
         low, high = np.full_like(rates, 1e-9), np.full_like(rates, 60.0)
         for _ in range(60):  # solve g(x) = target for x, every page at once
             middle = (low + high) / 2
@@ -128,7 +137,7 @@ def optimal_frequencies(rates: np.ndarray, budget_rate: float) -> np.ndarray:
             low, high = np.where(below, middle, low), np.where(below, high, middle)
         return np.where(target < 1, rates / ((low + high) / 2), 0.0)
 
-    low, high = 0.0, float(1 / rates.min())
+    low, high = 0.0, float(1 / scaled.min())
     for _ in range(80):
         middle = (low + high) / 2
         if frequencies(middle).sum() > budget_rate:
@@ -150,11 +159,11 @@ class EmbarrassmentPolicy(RefreshPolicy):
     name = "embarrassment"
 
     def priorities(self, pages: list[PageState], now: float, rate: float) -> np.ndarray:
-        rates = change_rates(pages)
         share = _shrunk([page.big_updates / page.updates if page.updates else None for page in pages],
                         [page.updates for page in pages], 1.0)
-        changed = 1 - np.exp(-rates * np.array([now - page.last_refresh for page in pages]))
-        return np.asarray(np.array([page.exposure for page in pages]) * share * changed)
+        weights = np.array([page.exposure for page in pages]) * share
+        frequency = optimal_frequencies(change_rates(pages), rate, weights)
+        return np.asarray(np.array([now - page.last_refresh for page in pages]) * frequency)
 
 
 class UserCentricPolicy(RefreshPolicy):
