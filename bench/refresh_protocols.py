@@ -84,6 +84,19 @@ def simulate(job: tuple[Cell, int, int]) -> tuple[Cell, Result]:
                         [week.stale for week in outcome.weeks])
 
 
+def fit(job: tuple[tuple[str, int], int]) -> tuple[tuple[str, int], list[PageState]]:
+    key, weeks = job
+    return key, _SIMULATIONS[key].fit_on_trace(weeks, DEFAULT_TAU)
+
+
+def fit_all(keys: list[tuple[str, int]], weeks: int, jobs: int) -> list[tuple[tuple[str, int], list[PageState]]]:
+    """The paper's protocol's states of every simulation, fitted in worker processes."""
+    if jobs <= 1:
+        return [fit((key, weeks)) for key in keys]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return pool.map(fit, [(key, weeks) for key in keys])
+
+
 def run_all(cells: list[Cell], weeks: int, first: int, jobs: int) -> dict[Cell, Result]:
     todo = [(cell, weeks, first) for cell in cells]
     done: dict[Cell, Result] = {}
@@ -224,8 +237,9 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
             for week in range(1, args.weeks + 1):  # every week's live web once, before the workers fork
                 simulation.live_web(week)
             _SIMULATIONS[(kind, seed)] = simulation
-            _FITTED[(kind, seed)] = simulation.fit_on_trace(args.weeks, DEFAULT_TAU)
-            forecast[(kind, seed)] = simulation.forecastability(_FITTED[(kind, seed)], args.weeks)
+    for key, states in fit_all(list(_SIMULATIONS), args.weeks, args.jobs):
+        _FITTED[key] = states
+        forecast[key] = RefreshSimulation.forecastability(states, args.weeks)
     pages = len(held)
     budgets = sorted({max(1, round(pages * float(p) / 100)) for p in args.budgets.split(",")})
     first = args.warmup + 1
