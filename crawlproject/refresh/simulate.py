@@ -47,6 +47,8 @@ from crawlproject.web.urls import canonicalize
 if TYPE_CHECKING:
     from collections.abc import Container
 
+    from scipy import sparse
+
     from crawlproject.refresh.gain import GainMeter
     from crawlproject.refresh.quality import QualityMeter, VersionIndex
     from crawlproject.search.collection import CollectionWriter, IndexedCollection
@@ -180,6 +182,7 @@ class Outcome:
     chosen: list[list[int]] = field(default_factory=list)  #: per week, the repository pages refreshed
     indexing_seconds: float = 0.0  #: indexing the refreshed pages (a search collection's writer, when given)
     measuring_seconds: float = 0.0  #: the user-centric measurement: postings, F_w refits and ΔQ
+    refit_seconds: float = 0.0  #: … of which the weekly F_w refits (the rest rides on the indexer's pass)
     refits: int = 0  #: F_w refitted (incremental: only the terms whose scores moved)
     stopped: int | None = None  #: the week a run asked to stop below a quality ended at
     final: np.ndarray | None = field(default=None, repr=False)  #: the repository's versions after the last week
@@ -295,6 +298,7 @@ class RefreshSimulation:
             if measuring:
                 began = time.perf_counter()
                 outcome.refits += self.gains.refit()
+                outcome.refit_seconds += time.perf_counter() - began
                 outcome.measuring_seconds += time.perf_counter() - began
             if week in snapshots:
                 outcome.snapshots[week] = Snapshot(copy.deepcopy(states), repository.copy(), list(candidates))
@@ -306,7 +310,7 @@ class RefreshSimulation:
                 gain = 0.0
                 if measuring and old != new:
                     began = time.perf_counter()
-                    gain = self.gains.refresh(choice, self.index.matrix[new] if new != absent else None)
+                    gain = self.gains.refresh(choice, None if new == absent else self._row(new, timed=writer is not None))
                     outcome.measuring_seconds += time.perf_counter() - began
                 if writer is not None and old != new and new != absent:
                     began = time.perf_counter()
@@ -354,6 +358,13 @@ class RefreshSimulation:
         moved = self.held[repository[self.held] != live[self.held]]
         stale = sum(self.distance(int(repository[page]), int(live[page])) > self.tau for page in moved)
         return stale / len(self.held) if len(self.held) else 0.0
+
+    def _row(self, version: int, timed: bool) -> sparse.csr_matrix:
+        """The version's TF-IDF row; *timed*: computed from its text, as the
+        indexer's pass would (the same row as the index's)."""
+        if timed:
+            return self.index.vectorizer.transform([self.web.texts[version]])
+        return self.index.matrix[version]
 
     def _document(self, page: int, version: int) -> IndexedPage:
         url = self.web.urls[page]
