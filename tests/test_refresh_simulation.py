@@ -211,3 +211,23 @@ def test_a_change_seen_on_more_pages_is_asked_more() -> None:
     assert queries[0].text == "final" and queries[0].frequency > queries[1].frequency
     assert {query.text for query in queries} == {"final", "accepted", "draft", "final dataclasses", "accepted dataclasses",
                                                  "final pattern", "final matching", "final walrus", "draft walrus"}
+
+
+def test_the_in_link_variant_ranks_by_in_links_and_sees_a_lost_or_gained_term(simulation: RefreshSimulation) -> None:
+    web, index, absent = simulation.web, simulation.index, simulation.index.absent
+    in_links = web.in_link_scores(web.start, absent)
+    named = {web.urls[page].removeprefix(SITE): score for page, score in enumerate(in_links.tolist())}
+    assert (named["home.html"], named["strings.html"], named["sort.html"], named["orphan.html"]) == (1, 2, 2, 1)
+    workload = [Query("stable", 1.0)]
+    meter = QualityMeter(index, workload, static=web.by_version(in_links, absent))
+    held = simulation.held
+    gains = GainMeter(index, workload, static=in_links[held])
+    inlinked = RefreshSimulation(web, index, meter, gains, 0.1, held)
+    stale = inlinked.run(policy_named("uniform"), 0, 3)
+    fresh = inlinked.run(policy_named("uniform"), len(held), 3)
+    assert stale.weeks[0].quality == 0.0  # only sort's live page holds "stable" (from week 1); its copy does not
+    assert [week.quality for week in fresh.weeks] == pytest.approx([1.0] * 3)
+    sort = int(np.flatnonzero(held == web.urls.index(f"{SITE}sort.html"))[0])
+    gains.track(web.live(web.start, absent)[held])
+    assert gains.refresh(sort, index.matrix[int(web.live(web.start + 7 * 24 * 3600.0, absent)[held[sort]])]) > 0
+    assert gains.terms.scores(sort) == {int(index.vectorizer.vocabulary_[index.analyzer.terms("stable")[0]]): 2.0}  # S = its in-link score

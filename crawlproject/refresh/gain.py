@@ -129,11 +129,11 @@ class TermScoreIndex:
         return {column: value for column, value in zip(row.indices.tolist(), row.data.tolist(), strict=True)
                 if column in terms and value > 0}
 
-    def put(self, page: Hashable, row: sparse.csr_matrix | None) -> set[int]:
-        """Index *page*'s new copy (its TF-IDF *row*; None: the page is gone).
-        Returns the terms whose scores moved, refitted at the next :meth:`refit`."""
+    def put(self, page: Hashable, after: dict[int, float]) -> set[int]:
+        """Index *page*'s new copy by its query-term scores (:meth:`query_scores`;
+        empty: the page is gone). Returns the terms whose scores moved,
+        refitted at the next :meth:`refit`."""
         before = self._pages.pop(page, {})
-        after = self.query_scores(row)
         moved = {column for column in before.keys() | after.keys() if before.get(column) != after.get(column)}
         for column in moved:
             ordered = self.ordered[column]
@@ -160,8 +160,12 @@ class GainMeter:
     F_w fitted to the repository: all at once (:meth:`fit`), or kept up to
     date as pages are indexed (:meth:`track`, :meth:`refresh`, :meth:`refit`)."""
 
-    def __init__(self, index: VersionIndex, workload: Sequence[Query]):
+    def __init__(self, index: VersionIndex, workload: Sequence[Query], static: np.ndarray | None = None):
+        """*static*: the paper's in-link variant — S(p, w) = static[p] for a
+        page holding w (p: the keys :meth:`track` and :meth:`refresh` use),
+        in place of the TF-IDF cosine."""
         self.index = index
+        self.static = static
         columns = index.vectorizer.vocabulary_
         self.frequency: dict[int, float] = {}
         for query in workload:
@@ -190,14 +194,22 @@ class GainMeter:
         keys: positions in *repository*) and fit every F_w."""
         self.terms = TermScoreIndex(self.frequency)
         for page, version in enumerate(np.asarray(repository).tolist()):
-            self.terms.put(page, self.index.matrix[version])
+            self.terms.put(page, self._scores(page, self.index.matrix[version]))
         self.terms.refit()
+
+    def _scores(self, page: Hashable, row: sparse.csr_matrix | None) -> dict[int, float]:
+        scores = self.terms.query_scores(row)
+        if self.static is None:
+            return scores
+        value = float(self.static[page]) if isinstance(page, int) else 0.0  # static scores are keyed by position
+        return {column: value for column in scores} if value > 0 else {}
 
     def refresh(self, page: Hashable, row: sparse.csr_matrix | None) -> float:
         """ΔQ of replacing *page*'s indexed copy by *row* (None: gone), then
         the new copy indexed: one pass over the page's query terms."""
-        gain = self._gain(self.terms.scores(page), self.terms.query_scores(row))
-        self.terms.put(page, row)
+        after = self._scores(page, row)
+        gain = self._gain(self.terms.scores(page), after)
+        self.terms.put(page, after)
         return gain
 
     def refit(self) -> int:

@@ -71,7 +71,11 @@ class QualityMeter:
     """Q(W_L) for one workload over a :class:`VersionIndex`; a query's
     answer holds the pages with all its terms (*answers* "all") or any."""
 
-    def __init__(self, index: VersionIndex, workload: Sequence[Query], top: int = TOP_RANKS, answers: str = "all"):
+    def __init__(self, index: VersionIndex, workload: Sequence[Query], top: int = TOP_RANKS, answers: str = "all",
+                 static: np.ndarray | None = None):
+        """*static*, per version id (its last entry, :attr:`VersionIndex.absent`,
+        0): the paper's in-link variant — S(p, q) = static[p] for every page
+        in q's answer, in place of the TF-IDF cosine."""
         if answers not in ANSWERS:
             raise ValueError(f"answers={answers!r}: one of {', '.join(ANSWERS)}")
         self.index = index
@@ -79,6 +83,7 @@ class QualityMeter:
         self.frequencies = np.array([q.frequency for q in workload])
         self.top = top
         self.answers = answers
+        self.static = static
         #: per query, the index terms it holds (terms × queries, 0/1), and how many distinct terms it has
         #: (a term the index never saw counts: no page holds it)
         self.query_terms = (self.query_matrix > 0).astype(np.int32).tocsc()
@@ -125,9 +130,13 @@ class QualityMeter:
         rows = self.index.rows(version_ids)
         scores = np.asarray((self.query_matrix.T @ rows.T).todense())
         if self.answers == "any":
-            return scores, scores > 0
-        held = np.asarray((self.query_terms.T @ (rows > 0).astype(np.int32).T).todense())
-        return scores, (held >= self.needed[:, None]) & (self.needed[:, None] > 0)
+            answers = scores > 0
+        else:
+            held = np.asarray((self.query_terms.T @ (rows > 0).astype(np.int32).T).todense())
+            answers = (held >= self.needed[:, None]) & (self.needed[:, None] > 0)
+        if self.static is not None:
+            scores = np.where(answers, self.static[np.asarray(version_ids)][None, :], 0.0)
+        return scores, answers
 
     def _seen_relevance(self, rank_by: np.ndarray, in_answer: np.ndarray, relevance: np.ndarray) -> np.ndarray:
         """Per query (row): Σ over its answer's first ranks of I(rank) ·

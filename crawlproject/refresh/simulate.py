@@ -80,6 +80,23 @@ class EvolvingWeb:
                 ids[page] = versions[position - 1][1]
         return ids
 
+    def in_link_scores(self, at: float, absent: int) -> np.ndarray:
+        """Per page, 1 + the pages live at *at* that link to it (the paper's in-link scoring)."""
+        counts = np.ones(len(self.urls))
+        for page, version in enumerate(self.live(at, absent).tolist()):
+            targets = [target for target in self.links[version] if target != page] if version != absent else []
+            np.add.at(counts, targets, 1)
+        return counts
+
+    def by_version(self, per_page: np.ndarray, absent: int) -> np.ndarray:
+        """A per-page value spread over the versions (the absent row: 0)."""
+        values = np.zeros(absent + 1)
+        for page, timeline in enumerate(self.timeline):
+            for _, version in timeline:
+                if version >= 0:
+                    values[version] = per_page[page]
+        return values
+
     def reachable(self, at: float, seeds: list[str]) -> np.ndarray:
         """The pages a crawl at time *at* from *seeds* reaches by links
         (sorted page indices): the repository a week-0 crawl starts with."""
