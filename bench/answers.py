@@ -70,14 +70,23 @@ def simulate(folder: Path, truth: set[str], analyzer: TermAnalyzer, seed: int) -
         right = len(called & relevant)
         measured = right / len(called) if called else None
         statement = judge.precision()
-        rows.append({
-            "answers": given, "pages": len(pages), "relevant": len(relevant), "called": len(called),
-            "precision": measured, "recall": right / len(relevant) if relevant else None,
-            "stated": statement.as_dict(),
-            "holds": None if measured is None or statement.value is None else statement.low <= measured <= statement.high,
-            "miss": None if measured is None or statement.value is None else
-            max(0.0, statement.low - measured, measured - statement.high),
-        })
+        rows.append(
+            {
+                "answers": given,
+                "pages": len(pages),
+                "relevant": len(relevant),
+                "called": len(called),
+                "precision": measured,
+                "recall": right / len(relevant) if relevant else None,
+                "stated": statement.as_dict(),
+                "holds": None
+                if measured is None or statement.value is None
+                else statement.low <= measured <= statement.high,
+                "miss": None
+                if measured is None or statement.value is None
+                else max(0.0, statement.low - measured, measured - statement.high),
+            }
+        )
     return rows
 
 
@@ -167,10 +176,14 @@ def main() -> int:
             "and its stated precision are compared with the labels. With 0 answers the statement is the crawl "
             "judge's own estimate.\n\n" + "\n".join(tables))
     if not args.no_write:
-        write_section(args.name, body, "; ".join(figures),
-                      "issue 74: with 20 answers precision ≥ 0.8 and recall ≥ 0.7 on every corpus, the interval "
-                      "holding the measured precision in ≥ 85 % of topics, median width ≤ 0.35; with 0 answers no "
-                      "topic calls 0 pages relevant where ≥ 10 relevant pages were fetched, no interval misses by > 0.2")
+        write_section(
+            args.name,
+            body,
+            "; ".join(figures),
+            "issue 74: with 20 answers precision ≥ 0.8 and recall ≥ 0.7 on every corpus, the interval "
+            "holding the measured precision in ≥ 85 % of topics, median width ≤ 0.35; with 0 answers no "
+            "topic calls 0 pages relevant where ≥ 10 relevant pages were fetched, no interval misses by > 0.2",
+        )
     return 0
 
 

@@ -64,7 +64,9 @@ def child(tree: Path, code: str, *args: str) -> dict:
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, capture_output=True, text=True,  # noqa: S603
                           timeout=3600, env={**os.environ, "PYTHONPATH": str(tree)})
     if done.returncode:
-        raise SystemExit(f"{tree.name}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        raise SystemExit(
+            f"{tree.name}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

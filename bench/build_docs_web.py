@@ -131,11 +131,16 @@ def toc_children(tree: lxml_html.HtmlElement, page: str) -> list[tuple[str, str]
         caption = wrapper.xpath('.//*[contains(@class, "caption-text")]')
         heading = caption[0].text_content() if caption else ""
         if not heading:
-            section = wrapper.xpath("ancestor::section[1]/*[self::h2 or self::h3][1] | ancestor::div[@class='section'][1]/*[self::h2 or self::h3][1]")
+            section = wrapper.xpath(
+                "ancestor::section[1]/*[self::h2 or self::h3][1] | ancestor::div[@class='section'][1]/*[self::h2 "
+                "or self::h3][1]"
+            )
             heading = section[0].text_content() if section else ""
         heading = " ".join(heading.replace("¶", " ").split())
         # the table's own entries; deeper levels are the children's own tables (or sections of a page)
-        for link in wrapper.xpath('.//li[contains(concat(" ", normalize-space(@class), " "), " toctree-l1 ")]/a[@href]'):
+        for link in wrapper.xpath(
+            './/li[contains(concat(" ", normalize-space(@class), " "), " toctree-l1 ")]/a[@href]'
+        ):
             href = urldefrag(link.get("href"))[0]
             if not href or "://" in href:
                 continue

@@ -89,8 +89,12 @@ def crawl(
     # While every worker is crawling (processes start a second or two apart):
     start, end = max(min(t) for t in per_worker), min(max(t) for t in per_worker)
     together = sum(1 for times in per_worker for t in times if start <= t <= end)
-    return {"pages": fetched, "pages_per_second": together / (end - start), "round_trips_per_page": round_trips / fetched,
-            "harvest": good / max(1, ok) if labels is not None else float("nan")}
+    return {
+        "pages": fetched,
+        "pages_per_second": together / (end - start),
+        "round_trips_per_page": round_trips / fetched,
+        "harvest": good / max(1, ok) if labels is not None else float("nan"),
+    }
 
 
 def urls(n: int, seed: int = 1) -> list[tuple[str, float]]:
@@ -182,8 +186,9 @@ def main() -> int:
     if args.synthetic:
         from crawlproject.corpus.paragraphs import paragraph_file
 
-        paragraphs = paragraph_file([ROOT.parent / "shared/corpora/webkb", ROOT.parent / "shared/corpora/phpdoc-evolving"],
-                                    ROOT / ".cache")
+        paragraphs = paragraph_file(
+            [ROOT.parent / "shared/corpora/webkb", ROOT.parent / "shared/corpora/phpdoc-evolving"], ROOT / ".cache"
+        )
         replaying = ReplayProcess("", latency_ms=args.latency_ms,
                                   synthetic={"pages": args.synthetic, "seed": 1, "paragraphs": str(paragraphs)})
     else:

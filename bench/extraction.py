@@ -215,11 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         "### Main-text extraction: which extractor writes the collection\n\n"
         f"Command: `.venv/bin/python -m bench.extraction --pages {args.pages} --seed {args.seed}` — {args.pages} HTML "
         "pages drawn per corpus (first captures answered 200); truth: each page's own main text, by its corpus's "
-        "markup — "
-        + "; ".join(f"{corpus}: {said}" for corpus, said in TRUTH_SAID.items())
-        + "; word-multiset "
+        "markup — " + "; ".join(f"{corpus}: {said}" for corpus, said in TRUTH_SAID.items()) + "; word-multiset "
         "precision and recall against it, mean over the pages that have it; ms/page median, one core.\n\n"
-        "| corpus | pages (with truth) | extractor | precision | recall | F1 | ms/page |\n|---|---|---|---:|---:|---:|---:|\n"
+        "| corpus | pages (with truth) | extractor | precision | recall | F1 | ms/page "
+        "|\n|---|---|---|---:|---:|---:|---:|\n"
         + table
         + "\n"
     )

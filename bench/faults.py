@@ -70,7 +70,11 @@ def history(folder: Path) -> list[dict[str, Any]]:
 
 
 def lines(*folders: Path) -> int:
-    return sum((folder / "history.jsonl").read_bytes().count(b"\n") for folder in folders if (folder / "history.jsonl").exists())
+    return sum(
+        (folder / "history.jsonl").read_bytes().count(b"\n")
+        for folder in folders
+        if (folder / "history.jsonl").exists()
+    )
 
 
 def wait_until(condition: Any, processes: list[subprocess.Popen[bytes]], seconds: float = 600) -> None:
@@ -87,7 +91,9 @@ def served(access_log: Path, before: float = float("inf")) -> Counter[str]:
     """How often the replay answered each page (its canonical URL; robots.txt
     aside) for requests that arrived before *before* (time.time())."""
     rows = [line.split("\t") for line in access_log.read_text().splitlines()]
-    return Counter(canonicalize(url) for arrived, _, url, _ in rows if float(arrived) < before and not url.endswith("/robots.txt"))
+    return Counter(
+        canonicalize(url) for arrived, _, url, _ in rows if float(arrived) < before and not url.endswith("/robots.txt")
+    )
 
 
 def fetched_twice(access_log: Path) -> set[str]:
@@ -100,9 +106,16 @@ def recorded(folders: list[Path]) -> set[str]:
 
 
 def worker_settings(redis_url: str, key: str, budget: int) -> dict[str, Any]:
-    return {**LOOPBACK_SPEED, "REDIS_URL": redis_url, "FOCUS_REDIS_KEY": key, "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
-            "DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": IN_FLIGHT, "CLOSESPIDER_ITEMCOUNT": budget,
-            "FOCUS_REDIS_LEASE_SECONDS": 5}
+    return {
+        **LOOPBACK_SPEED,
+        "REDIS_URL": redis_url,
+        "FOCUS_REDIS_KEY": key,
+        "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
+        "DOWNLOAD_DELAY": 0.05,
+        "CONCURRENT_REQUESTS": IN_FLIGHT,
+        "CLOSESPIDER_ITEMCOUNT": budget,
+        "FOCUS_REDIS_LEASE_SECONDS": 5,
+    }
 
 
 def redis_restart(base: Path, persistent: bool, budget: int, after: int) -> dict[str, Any]:
@@ -114,8 +127,13 @@ def redis_restart(base: Path, persistent: bool, budget: int, after: int) -> dict
     key = f"faults:{name}"
     folders = [base / f"redis-{name}-w{i}" for i in range(WORKERS)]
     with ReplayProcess(str(ROOT.parent / "shared/corpora/webkb/webkb.warc.gz"), access_log=str(access)) as replay:
-        workers = [start(crawl_command(replay.proxy_url, folder, **worker_settings(first.url, key, budget)), folder.with_suffix(".stderr"))
-                   for folder in folders]
+        workers = [
+            start(
+                crawl_command(replay.proxy_url, folder, **worker_settings(first.url, key, budget)),
+                folder.with_suffix(".stderr"),
+            )
+            for folder in folders
+        ]
         wait_until(lambda: lines(*folders) >= after, workers)
         frontier = RedisFrontier(redis.Redis.from_url(first.url), key, 1)
         queued, leased = frontier.queued_keys(), frontier.leased_keys()
@@ -131,7 +149,12 @@ def redis_restart(base: Path, persistent: bool, budget: int, after: int) -> dict
     first.stop()
     pages = recorded(folders)
     twice = fetched_twice(access)
-    said = [line for folder in folders for line in folder.with_suffix(".stderr").read_text().splitlines() if "error:" in line]
+    said = [
+        line
+        for folder in folders
+        for line in folder.with_suffix(".stderr").read_text().splitlines()
+        if "error:" in line
+    ]
     if said:
         ERROR_LINES.append(said[0])
     return {
@@ -210,7 +233,13 @@ def jobdir_kills(base: Path, budget: int, kills: list[int], spill_above: int) ->
         "kills": len(kills),
         "pages answered (budget)": f"{sum(record['status'] is not None for record in records)} ({budget})",
         "queued at some kill": len(queued_before),
-        "lost": len({key for key in queued_before if key not in set(pages) and key not in final.queued and not final.fetched(key)}),
+        "lost": len(
+            {
+                key
+                for key in queued_before
+                if key not in set(pages) and key not in final.queued and not final.fetched(key)
+            }
+        ),
         "fetched twice": len(twice),
         "fetched twice beyond those in flight": len(twice - in_flight),
         "pages the history records twice": len(pages) - len(set(pages)),
@@ -261,7 +290,9 @@ def overlap(base: Path, budget: int, after: int) -> dict[str, Any]:
         "third start: exit code": third.returncode,
         "third start: said the lock was left by a killed crawl": f"was left by PID {first.pid}" in log,
         "pages answered (budget)": f"{sum(record['status'] is not None for record in records)} ({budget})",
-        "fetched twice beyond those in flight": len(fetched_twice(access) - (set(served(access, killed_at)) & in_flight)),
+        "fetched twice beyond those in flight": len(
+            fetched_twice(access) - (set(served(access, killed_at)) & in_flight)
+        ),
         "pages the history records twice": len(pages) - len(set(pages)),
         "the second start's line": said[0].split("error: ", 1)[-1] if said else "",
     }
@@ -285,8 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
         base = Path(tmp)
         results = {
-            "Redis killed, restarted 5 s later on its append-only file": redis_restart(base, True, args.worker_budget, 100),
-            "Redis killed, restarted 5 s later without persistence": redis_restart(base, False, args.worker_budget, 100),
+            "Redis killed, restarted 5 s later on its append-only file": redis_restart(
+                base, True, args.worker_budget, 100
+            ),
+            "Redis killed, restarted 5 s later without persistence": redis_restart(
+                base, False, args.worker_budget, 100
+            ),
             "a worker SIGKILLed (persistent Redis)": worker_kill(base, args.worker_budget, 100),
             f"a JOBDIR crawl SIGKILLed {args.kills} times, spilling": jobdir_kills(base, args.budget, kills, 40),
             "a JOBDIR crawl started twice, the first SIGKILLed, started again": overlap(base, 300, 30),
@@ -312,9 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     aof, volatile, worker, jobdir, twice = results.values()
     figure = (
-        f"Redis restarted on its append-only file: {aof['lost']} URLs lost, {aof['fetched twice beyond those in flight']} "
-        f"fetched twice beyond those in flight; without persistence {volatile['workers that stopped with an error line']} "
-        f"of {WORKERS} workers stop with the error, {volatile['pages recorded after the restart, not in flight at the kill']} "
+        f"Redis restarted on its append-only file: {aof['lost']} URLs lost, "
+        f"{aof['fetched twice beyond those in flight']} "
+        "fetched twice beyond those in flight; without persistence "
+        f"{volatile['workers that stopped with an error line']} "
+        f"of {WORKERS} workers stop with the error, "
+        f"{volatile['pages recorded after the restart, not in flight at the kill']} "
         f"pages from the wiped frontier; a worker SIGKILLed: {worker['lost']} lost; {args.kills} JOBDIR kills while "
         f"spilling: {jobdir['lost']} lost, {jobdir['fetched twice beyond those in flight']} fetched twice beyond those "
         f"in flight, pages {jobdir['pages answered (budget)']}, {jobdir['spill stores left at the end']} spill stores "

@@ -251,8 +251,11 @@ def main() -> int:
         gc.collect()
     memory = {name: rss_of(name, args.rss_size) for name in CONTENDERS} if args.rss_size > 0 else {}
     for name, m in memory.items():
-        print(f"RSS at {m['queued']:,} queued: {name} {m['rss'] / 2**20:,.0f} MiB = {m['rss'] / m['queued']:.0f} B/URL; "
-              f"growth {(m['rss'] - m['before']) / m['queued']:.0f} B/URL", flush=True)
+        print(
+            f"RSS at {m['queued']:,} queued: {name} {m['rss'] / 2**20:,.0f} MiB = {m['rss'] / m['queued']:.0f} B/URL; "
+            f"growth {(m['rss'] - m['before']) / m['queued']:.0f} B/URL",
+            flush=True,
+        )
     table = [
         "| queued URLs | ours ops/s | stock default ops/s | stock ScrapyPriorityQueue ops/s | heapq ops/s "
         "| ours time ÷ heapq | stock default time ÷ ours | stock ScrapyPQ time ÷ ours |",

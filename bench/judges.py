@@ -351,8 +351,10 @@ def statements_table(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]
     """How the precisions stated compare with the labels': the crawl's own
     (each judge, its settled calls on every page met) and train's (on the
     pages near the seeds its report is about)."""
-    lines = ["| statement | topics stating one | unknown | interval holds the measured | mean \\|stated − measured\\| |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| statement | topics stating one | unknown | interval holds the measured | mean \\|stated − measured\\| |",
+        "|---|---|---|---|---|",
+    ]
     figures: dict[str, Any] = {}
     for judge in JUDGES:
         found = [r["judges"][judge] for r in results if "stated" in r["judges"][judge]]
@@ -383,8 +385,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--delay", type=float, default=POLITE_DELAY, help="seconds between two requests to a host")
     parser.add_argument("--latency-ms", type=float, default=POLITE_LATENCY_MS, help="the replay answers this late")
-    parser.add_argument("--exclude-topics", type=Path, default=None,
-                        help="a topics.jsonl or topic-ids.txt whose topics are left out (develop on topics a report does not use)")
+    parser.add_argument(
+        "--exclude-topics",
+        type=Path,
+        default=None,
+        help="a topics.jsonl or topic-ids.txt whose topics are left out (develop on topics a report does not use)",
+    )
     parser.add_argument("--name", default="", help="the section and data folder (default: judges-CORPUS)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -412,7 +418,11 @@ def main() -> int:
     results = []
     every = CorpusPages(corpus)
     for number, (topic, job) in enumerate(zip(topics, jobs, strict=True), 1):
-        met = [f.url for f in read_crawl(job.folder).fetches if f.ok and f.url in corpus.text and corpus.text[f.url].strip()]
+        met = [
+            f.url
+            for f in read_crawl(job.folder).fetches
+            if f.ok and f.url in corpus.text and corpus.text[f.url].strip()
+        ]
         met = list(dict.fromkeys(met))
         if len(met) < 2:
             continue

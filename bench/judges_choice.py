@@ -108,9 +108,12 @@ def main() -> int:
     args = parser.parse_args()
     sections = args.sections.split(",")
     data = {section: load(section) for section in sections}
-    lines = ["| held-out corpus | calibration chosen on the others (pooled F1 there) | precision stated (shipped "
-             "calibration), margin: chosen on the others | settled flag, 10+10: P / R (median topic) | 10 relevant: P / R | "
-             "stated interval holds | mean \\|stated − measured\\| |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| held-out corpus | calibration chosen on the others (pooled F1 there) | precision stated (shipped "
+        "calibration), margin: chosen on the others | settled flag, 10+10: P / R (median topic) | 10 relevant: P / R | "
+        "stated interval holds | mean \\|stated − measured\\| |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     # the calibration: each fold's choice, and one kind for every crawl — the one whose pooled F1
     # falls least short of each fold's choice
     fold_scores = {section: {kind: statistics.fmean(pooled_f1(data[other], kind) for other in sections

@@ -60,7 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/webkb")
     parser.add_argument("--topics", type=int, default=20, help="seeded sample of topics (0: all)")
-    parser.add_argument("--topics-file", type=Path, default=None, help="a topics.jsonl or topic-ids.txt to take the topics from")
+    parser.add_argument(
+        "--topics-file", type=Path, default=None, help="a topics.jsonl or topic-ids.txt to take the topics from"
+    )
     parser.add_argument("--scope", choices=SCOPES, default="domain")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--models", type=Path, default=None, help="where the models are (reused) or go")
@@ -90,15 +92,21 @@ def main() -> int:
         if len(targets) < MIN_TARGETS:
             print(f"  {topic.id}: {len(targets)} targets on its held-out hosts, skipped", flush=True)
             continue
-        path = train_lookahead_model(graph, corpus, topic, "link-value", models / f"link-value-{topic.id}.npz", args.scope)
+        path = train_lookahead_model(
+            graph, corpus, topic, "link-value", models / f"link-value-{topic.id}.npz", args.scope
+        )
         model = LinkValueModel.load(path)
-        home = model.home or model.sites(topic.seeds)  # a crawl's home: the model's, else the seeds' (HomeSites.of_model)
+        home = model.home or model.sites(
+            topic.seeds
+        )  # a crawl's home: the model's, else the seeds' (HomeSites.of_model)
         value = discounted_targets(targets, test.inlinks(), model.gamma, model.horizon)
         tokens, page_scores, truth = [], [], []
         page_probability = {url: model.page_probability(text) for url, text in test.text.items()}
         for url, link in test.links_between_pages(test.links):
             page = page_probability[url]
-            tokens.append(model.features(link.anchor, link.context, link.target, page > 0.5, model.link_home(url, home)))
+            tokens.append(
+                model.features(link.anchor, link.context, link.target, page > 0.5, model.link_home(url, home))
+            )
             page_scores.append(page)
             truth.append(value.get(link.target, 0.0))
         truth_array = np.asarray(truth)
@@ -113,8 +121,11 @@ def main() -> int:
     if not args.no_write:
         out.mkdir(parents=True, exist_ok=True)
         (out / "rows.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    lines = ["| topic | links | lead to a target | AUC model (page only) | Spearman ρ model (page only) | top 10 % leading: model (page only) |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| topic | links | lead to a target | AUC model (page only) | Spearman ρ model (page only) | top 10 % "
+        "leading: model (page only) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         m, p = r["model"], r["page"]
         lines.append(f"| {r['topic']} | {r['links']} | {r['leading']:.1%} | {m['auc']:.3f} ({p['auc']:.3f}) | "
@@ -126,7 +137,9 @@ def main() -> int:
                  f"{med['model']['top10']:.1%} ({med['page']['top10']:.1%}) |")
     table = "\n".join(lines)
     print(table)
-    print(f"model's AUC above the page-only baseline's in {better}/{len(rows)} topics ({time.monotonic() - started:.0f}s)")
+    print(
+        f"model's AUC above the page-only baseline's in {better}/{len(rows)} topics ({time.monotonic() - started:.0f}s)"
+    )
     if not args.no_write:
         source = f" --topics-file {args.topics_file}" if args.topics_file else f" --topics {args.topics}"
         write_section(

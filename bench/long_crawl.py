@@ -92,7 +92,17 @@ def crawl(spider: str, proxy: str, seeds: list[str], pages: int, folder: Path) -
         "CLOSESPIDER_ITEMCOUNT": str(pages), "LOG_LEVEL": "INFO", "LOG_FILE": str(folder / "crawl.log"),
         "FOCUS_STORE_PAGES": "false", "JOBDIR": str(folder / "job"), "CONCURRENT_REQUESTS": "16",
     }
-    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"seeds={','.join(seeds)}", "-a", f"query={QUERY}"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        spider,
+        "-a",
+        f"seeds={','.join(seeds)}",
+        "-a",
+        f"query={QUERY}",
+    ]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     samples: list[tuple[float, int, int, float]] = []
@@ -158,7 +168,9 @@ def plot(results: list[dict[str, Any]], folder: Path, out: Path) -> None:
         xs = [(i + 1) * WINDOW / 1000 for i in range(len(result["windows"]))]
         rate.plot(xs, result["windows"], marker="o", label=result["spider"])
         cost.plot(xs, result["cpu_ms"], marker="o", label=result["spider"])
-        samples = result.get("samples") or json.loads((folder / result["spider"] / "rss.json").read_text(encoding="utf-8"))
+        samples = result.get("samples") or json.loads(
+            (folder / result["spider"] / "rss.json").read_text(encoding="utf-8")
+        )
         memory.plot([s[2] / 1000 for s in samples], [s[1] / 2**20 for s in samples], label=result["spider"])
     rate.set(xlabel="pages fetched (thousands)", ylabel="pages/s in the 10,000-page window", title="Throughput")
     cost.set(xlabel="pages fetched (thousands)", ylabel="crawl process CPU ms per page", title="CPU per page")

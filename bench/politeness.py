@@ -54,14 +54,26 @@ def relevant_urls(labels: Path, category: str) -> set[str]:
     return {row[0] for row in rows if len(row) == 2 and (row[1] == category or row[1].startswith(category + "/"))}
 
 
-def crawl(spider: str, args: argparse.Namespace, proxy: str, folder: Path, settings: dict[str, Any], run: int) -> dict[str, Any]:
+def crawl(
+    spider: str, args: argparse.Namespace, proxy: str, folder: Path, settings: dict[str, Any], run: int
+) -> dict[str, Any]:
     merged = {
         "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
         "LOG_FILE": str(folder / "crawl.log"), "CLOSESPIDER_PAGECOUNT": args.fetches, "CONCURRENT_REQUESTS": 16,
         "FOCUS_STORE_PAGES": False, "FOCUS_NEAR_DUPLICATES": 0, "LOGSTATS_INTERVAL": 0, "FOCUS_RANDOM_SEED": run,
         **settings,
     }
-    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"query={args.query}", "-a", f"seeds={args.seeds}"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        spider,
+        "-a",
+        f"query={args.query}",
+        "-a",
+        f"seeds={args.seeds}",
+    ]
     for name, value in merged.items():
         command += ["-s", f"{name}={value}"]
     folder.mkdir(parents=True)
@@ -99,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     relevant = relevant_urls(labels, args.category)
     strategies = args.strategies.split(",")
     variants = manners(args.delay)
-    cells = [(strategy, manner, run) for run in range(1, args.runs + 1) for strategy in strategies for manner in variants]
+    cells = [
+        (strategy, manner, run) for run in range(1, args.runs + 1) for strategy in strategies for manner in variants
+    ]
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     with ReplayProcess(str(warc), latency_ms=args.latency_ms) as replay, tempfile.TemporaryDirectory() as work, \
             ThreadPoolExecutor(args.jobs) as pool:
@@ -121,8 +135,10 @@ def main(argv: list[str] | None = None) -> None:
             runs = results[(strategy, manner)]
             found, dead, seconds = (median([r[key] for r in runs]) for key in ("found", "dead", "seconds"))
             each = ", ".join(f"{r['found']:.0f}" for r in runs)
-            rows.append(f"| {strategy} | {manner} | {found:.0f} ({each}) | {found / fast_found if fast_found else 0:.2f} | "
-                        f"{dead:.0f} | {seconds:.1f} | {seconds / global_seconds:.2f} |")
+            rows.append(
+                f"| {strategy} | {manner} | {found:.0f} ({each}) | {found / fast_found if fast_found else 0:.2f} | "
+                f"{dead:.0f} | {seconds:.1f} | {seconds / global_seconds:.2f} |"
+            )
     table = ("| strategy | manners | relevant found, median (each run) | ÷ fast | dead fetches | wall s | "
              "÷ global order's wall s |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows))
     print(table)

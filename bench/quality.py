@@ -85,7 +85,11 @@ POLITE_LATENCY_MS = 30.0
 def politeness(delay: float, per_host: int) -> dict[str, str]:
     """The settings a benchmark crawl runs with: as a user crawls (one
     request per host, a delay between two; Scrapy's default 16 in flight)."""
-    return {"DOWNLOAD_DELAY": f"{delay:g}", "CONCURRENT_REQUESTS_PER_DOMAIN": str(per_host), "CONCURRENT_REQUESTS": "16"}
+    return {
+        "DOWNLOAD_DELAY": f"{delay:g}",
+        "CONCURRENT_REQUESTS_PER_DOMAIN": str(per_host),
+        "CONCURRENT_REQUESTS": "16",
+    }
 
 
 def politeness_text(delay: float, per_host: int, latency_ms: float) -> str:
@@ -275,9 +279,11 @@ def politeness_table(
                         continue
                     theirs = 100 * theirs_row["target_recall"]["mean"]
                     ratio = f"{mine / theirs:.2f}" if theirs else "—"
-                    lines.append(f"| {task_key.removeprefix('task')} | {budget} | {strategy} | {mine:.1f} | {theirs:.1f} | "
-                                 f"{ratio} | {statistics.median(seconds[(POLITE, strategy)]):.1f} | "
-                                 f"{statistics.median(seconds[(FAST, strategy)]):.1f} |")
+                    lines.append(
+                        f"| {task_key.removeprefix('task')} | {budget} | {strategy} | {mine:.1f} | {theirs:.1f} | "
+                        f"{ratio} | {statistics.median(seconds[(POLITE, strategy)]):.1f} | "
+                        f"{statistics.median(seconds[(FAST, strategy)]):.1f} |"
+                    )
         lines.append("")
     if ordered:
         spread = {t.id for t in topics if target_hosts(t) >= 2}
@@ -358,7 +364,9 @@ def main() -> int:
         "--delay", type=float, default=POLITE_DELAY,
         help="seconds between two requests to a host (Scrapy's template: 1 s to real sites; scaled to the replay)",
     )
-    parser.add_argument("--per-host", type=int, default=1, help="requests at a time per host (CONCURRENT_REQUESTS_PER_DOMAIN)")
+    parser.add_argument(
+        "--per-host", type=int, default=1, help="requests at a time per host (CONCURRENT_REQUESTS_PER_DOMAIN)"
+    )
     parser.add_argument(
         "--latency-ms", type=float, default=POLITE_LATENCY_MS,
         help="the replay answers every request this late (a real server is not on loopback)",
@@ -381,8 +389,10 @@ def main() -> int:
                         help="eval.json, topics, crawls and models (default .cache/bench/SECTION)")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument(
-        "--reuse-crawls", action="store_true",
-        help="keep crawls that already finished under --data (resume, or re-evaluate only); without it every crawl is made anew",
+        "--reuse-crawls",
+        action="store_true",
+        help="keep crawls that already finished under --data (resume, or re-evaluate only); "
+        "without it every crawl is made anew",
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -435,16 +445,27 @@ def main() -> int:
             if not examples:
                 raise SystemExit("the *-examples strategies need --examples N")
             for t in topics:
-                path = train_examples_model(examples[t.id], data / "models" / f"examples-{t.id}.npz", replay.proxy_url, ROOT)
+                path = train_examples_model(
+                    examples[t.id], data / "models" / f"examples-{t.id}.npz", replay.proxy_url, ROOT
+                )
                 for strategy in NEEDS_EXAMPLES:
                     models[(strategy, t.id)] = (path, "")
         jobs = [
             CrawlJob(
-                run_variant(v, run), t, task, budgets[-1], data / "crawls" / f"task{task}" / t.id / run_folder(v.label, run),
+                run_variant(v, run),
+                t,
+                task,
+                budgets[-1],
+                data / "crawls" / f"task{task}" / t.id / run_folder(v.label, run),
                 *(models[(v.strategy, t.id)] if v.strategy in NEEDS_MODEL | NEEDS_EXAMPLES else (None, "")),
-                axis=args.axis, scope=args.scope,
+                axis=args.axis,
+                scope=args.scope,
             )
-            for run in range(1, args.runs + 1) for t in topics for task in tasks if t.start(task) for v in variants
+            for run in range(1, args.runs + 1)
+            for t in topics
+            for task in tasks
+            if t.start(task)
+            for v in variants
         ]
         settings_of = {job.folder: manners[POLITE] for job in jobs}
         extra = [replace(job, folder=data / "crawls" / FAST / job.folder.relative_to(data / "crawls"))
@@ -529,24 +550,35 @@ def main() -> int:
         strategies_arg += f" --delay {args.delay:g} --per-host {args.per_host} --latency-ms {args.latency_ms:g}"
         write_section(
             section,
-            f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus {args.corpus} "
-            f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed {args.seed}{strategies_arg}` "
-            f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; report, per-topic figures and plots in "
+            f"### Crawl quality on {name}: {section}\n\nCommand: `.venv/bin/python -m bench.quality --corpus "
+            f"{args.corpus} "
+            f"--topics {args.topics} --tasks {args.tasks} --budgets {args.budgets} --jobs {args.jobs} --seed "
+            f"{args.seed}{strategies_arg}` "
+            f"({len(topics)} topics, {len(jobs)} crawls, {elapsed / 60:.1f} min; report, per-topic figures and "
+            "plots in "
             f"`{relative}/`). "
-            + (f"{args.runs} runs per topic, task and strategy (FOCUS_RANDOM_SEED = run number); the tables below "
-               "the spread show each topic's mean over the runs. " if args.runs > 1 else
-               "One crawl per topic, task and strategy. ")
+            + (
+                f"{args.runs} runs per topic, task and strategy (FOCUS_RANDOM_SEED = run number); the tables below "
+                "the spread show each topic's mean over the runs. "
+                if args.runs > 1
+                else "One crawl per topic, task and strategy. "
+            )
             + politeness_text(args.delay, args.per_host, args.latency_ms)
             + f"Crawls stopped at {budgets[-1]} "
             f"{'pages with status 200' if args.axis == 'ok' else 'fetches'}; queries: {args.query}; "
-            + SCOPE_TEXT[args.scope] +
-            "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
+            + SCOPE_TEXT[args.scope]
+            + "harvest rate over status-200 pages; p from paired one-tailed t-tests of harvest rate over topics, "
             "raw → after Holm's correction over all tests of a table; models (where a strategy learns) "
             + PROTOCOL_TEXT[args.protocol]
-            + (f" The *-examples strategies crawl with a model trained by `scrapy train --examples` on {args.examples} "
-               f"relevant and {args.examples} irrelevant example URLs per topic drawn from the labels (seed "
-               f"{args.seed}; the pages fetched from the replay through Scrapy); the relevant examples are no "
-               "target of any strategy." if args.examples else "")
+            + (
+                " The *-examples strategies crawl with a model trained by `scrapy train --examples` on "
+                f"{args.examples} "
+                f"relevant and {args.examples} irrelevant example URLs per topic drawn from the labels (seed "
+                f"{args.seed}; the pages fetched from the replay through Scrapy); the relevant examples are no "
+                "target of any strategy."
+                if args.examples
+                else ""
+            )
             + "\n\n"
             f"{tables}\n{images}\n",
         )

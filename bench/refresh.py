@@ -24,7 +24,8 @@ workload, policy and budget: mean and lowest weekly Q (against the live
 versions of the repository's own pages, the paper's setting; and against the
 whole live web, new pages included), the stale share; the refreshes a week
 each policy needs for Q ≥ 0.95 and 0.99 every reported week, read off a scan
-of budgets (every budget run and reported: Q need not grow with the budget); the user-centric measurement's time against real indexing of the
+of budgets (every budget run and reported: Q need not grow with the budget);
+the user-centric measurement's time against real indexing of the
 refreshed pages into a search collection (tantivy); what each policy spends
 its refreshes on and which queries lose. Writes results.json and plots under
 --out and a section of BENCHMARKS.md.
@@ -133,8 +134,12 @@ class Study:
         """The full-length cell of each (workload, policy, budget), τ chosen on
         the tuning weeks (best mean Q; ties: the default τ); all tuning runs
         in one batch."""
-        tuning = [Cell(workload, policy, budget, tau, self.tune_weeks)
-                  for workload, policy, budget in requests if policy in TUNED and len(self.taus) > 1 for tau in self.taus]
+        tuning = [
+            Cell(workload, policy, budget, tau, self.tune_weeks)
+            for workload, policy, budget in requests
+            if policy in TUNED and len(self.taus) > 1
+            for tau in self.taus
+        ]
         self.runner.run(tuning)
         cells = []
         for number, (workload, policy, budget) in enumerate(requests):
@@ -204,13 +209,19 @@ def build_workloads(args: argparse.Namespace, web: EvolvingWeb, analyzer: TermAn
     workloads: dict[str, list[Query]] = {}
     for name in args.workloads.split(","):
         if name == "generated":
-            workloads[name] = generate_workload((" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in sorted(own)),
-                                                analyzer, size=args.queries, seed=args.seed)
+            workloads[name] = generate_workload(
+                (" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in sorted(own)),
+                analyzer,
+                size=args.queries,
+                seed=args.seed,
+            )
         elif name == "first-year":
             workloads[name] = window_workload(web, args.tune_weeks, analyzer, size=args.queries, head=args.head,
                                               seed=args.seed, pages=own)
         elif name == "changing":
-            workloads[name] = changing_workload(web, args.tune_weeks, analyzer, size=args.queries, seed=args.seed, pages=own)
+            workloads[name] = changing_workload(
+                web, args.tune_weeks, analyzer, size=args.queries, seed=args.seed, pages=own
+            )
         else:
             raise SystemExit(f"unknown workload {name!r}: generated, first-year, changing, or --workload FILE")
         write_workload(workloads[name], out / f"workload-{name}.tsv")
@@ -221,7 +232,12 @@ def spending(outcome: Outcome, first: int, held: int) -> dict[str, float]:
     """What a run spent its refreshes on, over the reported weeks."""
     weeks = outcome.span(first)
     refreshes = sum(week.refreshed for week in weeks)
-    pages = [page for week, chosen in zip(outcome.weeks, outcome.chosen, strict=True) if week.week >= first for page in chosen]
+    pages = [
+        page
+        for week, chosen in zip(outcome.weeks, outcome.chosen, strict=True)
+        if week.week >= first
+        for page in chosen
+    ]
     counts = np.sort(np.bincount(pages, minlength=held))[::-1] if pages else np.zeros(1)
     return {"refreshes": refreshes,
             "new_version": sum(week.changed for week in weeks) / refreshes if refreshes else 0.0,
@@ -239,7 +255,9 @@ def overlap(first_run: Outcome, second_run: Outcome, first: int) -> float:
     return len(one & two) / len(one | two) if one | two else 1.0
 
 
-def query_losses(simulation: RefreshSimulation, outcome: Outcome, workload: list[Query], week: int) -> tuple[float, list[tuple[str, float]]]:
+def query_losses(
+    simulation: RefreshSimulation, outcome: Outcome, workload: list[Query], week: int
+) -> tuple[float, list[tuple[str, float]]]:
     """At *week*: the share of the lost quality that single-term queries carry,
     and the queries that lose most (share of all the loss)."""
     meter, analyzer = simulation.meter, simulation.index.analyzer
@@ -248,13 +266,22 @@ def query_losses(simulation: RefreshSimulation, outcome: Outcome, workload: list
     total = float(loss.sum())
     if total <= 0:
         return 0.0, []
-    single = sum(float(value) for value, query in zip(loss, workload, strict=True) if len(set(analyzer.terms(query.text))) == 1)
+    single = sum(
+        float(value) for value, query in zip(loss, workload, strict=True) if len(set(analyzer.terms(query.text))) == 1
+    )
     worst = np.argsort(-loss)[:5]
     return single / total, [(workload[i].text, float(loss[i] / total)) for i in worst if loss[i] > 0]
 
 
-def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int], shown: int, held: int, tune_weeks: int,
-         folder: Path) -> list[Path]:
+def plot(
+    outcomes: dict[Cell, Outcome],
+    workloads: list[str],
+    budgets: list[int],
+    shown: int,
+    held: int,
+    tune_weeks: int,
+    folder: Path,
+) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -270,9 +297,19 @@ def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int]
     figure, axes = plt.subplots(1, len(workloads), figsize=(5.2 * len(workloads), 3.6), squeeze=False)
     for axis, workload in zip(axes[0], workloads, strict=True):
         for cell, outcome in outcomes.items():
-            if cell.workload == workload and cell.stop_below is None and cell.weeks > tune_weeks and cell.budget in (0, shown):
-                axis.plot([w.week for w in outcome.weeks], [w.quality for w in outcome.weeks], linewidth=0.9,
-                          label="no refresh" if cell.budget == 0 else cell.policy, color="black" if cell.budget == 0 else None)
+            if (
+                cell.workload == workload
+                and cell.stop_below is None
+                and cell.weeks > tune_weeks
+                and cell.budget in (0, shown)
+            ):
+                axis.plot(
+                    [w.week for w in outcome.weeks],
+                    [w.quality for w in outcome.weeks],
+                    linewidth=0.9,
+                    label="no refresh" if cell.budget == 0 else cell.policy,
+                    color="black" if cell.budget == 0 else None,
+                )
         axis.axvline(tune_weeks + 0.5, color="grey", linestyle=":", linewidth=1)
         axis.set_title(f"{workload} workload, {shown} refreshes a week", fontsize=9)
         axis.set_xlabel("week (τ chosen left of the dotted line)")
@@ -286,7 +323,12 @@ def plot(outcomes: dict[Cell, Outcome], workloads: list[str], budgets: list[int]
     for axis, workload in zip(axes[0], workloads, strict=True):
         for name in POLICIES:
             mine = [(c, o) for c, o in runs(workload, name) if c.budget in budgets]
-            axis.plot([100 * c.budget / held for c, _ in mine], [o.mean_quality(tune_weeks + 1) for _, o in mine], "o-", label=name)
+            axis.plot(
+                [100 * c.budget / held for c, _ in mine],
+                [o.mean_quality(tune_weeks + 1) for _, o in mine],
+                "o-",
+                label=name,
+            )
         for target in TARGETS:
             axis.axhline(target, color="grey", linestyle=":", linewidth=1)
         axis.set_xscale("log")
@@ -320,9 +362,13 @@ def replot(out: Path, tune_weeks: int) -> int:
 def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/phpdoc-5y")
-    parser.add_argument("--seeds", default="", help="comma-separated URLs the week-0 crawl starts from (default: every live page)")
+    parser.add_argument(
+        "--seeds", default="", help="comma-separated URLs the week-0 crawl starts from (default: every live page)"
+    )
     parser.add_argument("--weeks", type=int, default=260)
-    parser.add_argument("--tune-weeks", type=int, default=52, help="weeks τ is chosen on; figures are over the weeks after")
+    parser.add_argument(
+        "--tune-weeks", type=int, default=52, help="weeks τ is chosen on; figures are over the weeks after"
+    )
     parser.add_argument("--budgets", default="0.5,1,2,5,10,20,40",
                         help="percent of the repository's pages per week: every one is run and reported (a scan)")
     parser.add_argument("--index", choices=TEXTS, default="main",
@@ -333,7 +379,9 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     parser.add_argument("--workloads", default="generated,first-year")
     parser.add_argument("--workload", type=Path, default=None, help="a query<TAB>frequency file instead")
     parser.add_argument("--queries", type=int, default=500, help="size of a built workload")
-    parser.add_argument("--head", type=int, default=50, help="head of the first-year workload: the most mentioned names")
+    parser.add_argument(
+        "--head", type=int, default=50, help="head of the first-year workload: the most mentioned names"
+    )
     parser.add_argument("--protocol", choices=("online", "paper"), default="online",
                         help="online: each policy learns from its own refreshes (what a user gets); paper: every "
                              "page's parameters fitted on the whole trace first (Pandey & Olston's protocol)")
@@ -360,8 +408,14 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     held_pages = web.reachable(web.start, seeds) if seeds else None
     workloads = build_workloads(args, web, analyzer, out, repository_pages(web, index, held_pages))
     for name, workload in workloads.items():
-        simulation = RefreshSimulation(web, index, QualityMeter(index, workload, answers=args.answers), GainMeter(index, workload), DEFAULT_TAU,
-                                       held_pages)
+        simulation = RefreshSimulation(
+            web,
+            index,
+            QualityMeter(index, workload, answers=args.answers),
+            GainMeter(index, workload),
+            DEFAULT_TAU,
+            held_pages,
+        )
         for week in range(1, args.weeks + 1):  # the live web of every week, once, before the workers fork
             simulation.live_web(week)
         _SIMULATIONS[name] = simulation
@@ -383,7 +437,10 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
     study = Study(runner, args.weeks, args.tune_weeks, taus)
     try:
         table = study.cells([(w, p, b) for w in names for p in POLICIES for b in budgets])
-        table = [Cell(c.workload, c.policy, c.budget, c.tau, c.weeks, c.stop_below, c.policy == "user-centric") for c in table]
+        table = [
+            Cell(c.workload, c.policy, c.budget, c.tau, c.weeks, c.stop_below, c.policy == "user-centric")
+            for c in table
+        ]
         extremes = [Cell(w, "uniform", b, DEFAULT_TAU, args.weeks) for w in names for b in (0, held)]
         runner.run(table + extremes)
         print(f"  table done ({(time.monotonic() - started) / 60:.0f} min)", flush=True)
@@ -404,20 +461,27 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
         + f" --weeks {args.weeks} --tune-weeks {args.tune_weeks} --budgets {args.budgets} --taus {args.taus} "
         f"--index {args.index} --answers {args.answers} --protocol {args.protocol} --seed {args.seed}` "
         f"({(time.monotonic() - started) / 60:.0f} min). "
-        + ("**The paper's protocol**: every page's parameters (change rate, share of big updates, the gain of a "
-           f"refresh) fitted on the whole trace, weeks 1–{args.weeks}, before any policy schedules — what the method "
-           "can do when the future is the past; forecastability (Spearman of a page's weekly gain, first half against "
-           "second): " + ", ".join(f"{n} {v:.2f}" for n, v in forecast.items()) + ". "
-           if args.protocol == "paper" else "**Online protocol**: each policy learns from its own refreshes. ")
+        + (
+            "**The paper's protocol**: every page's parameters (change rate, share of big updates, the gain of a "
+            f"refresh) fitted on the whole trace, weeks 1–{args.weeks}, before any policy schedules — what the method "
+            "can do when the future is the past; forecastability (Spearman of a page's weekly gain, first half against "
+            "second): " + ", ".join(f"{n} {v:.2f}" for n, v in forecast.items()) + ". "
+            if args.protocol == "paper"
+            else "**Online protocol**: each policy learns from its own refreshes. "
+        )
         + f"The repository: {held} pages "
         f"({'reached from the seeds' if seeds else 'every page live'} at week 0; {len(web.urls)} URLs and "
         f"{len(web.texts)} versions in the corpus). Workloads: "
-        + "; ".join(f"**{n}** ({len(w)} queries, {sum(len(set(analyzer.terms(q.text))) == 1 for q in w)} of one term)"
-                    for n, w in workloads.items())
+        + "; ".join(
+            f"**{n}** ({len(w)} queries, {sum(len(set(analyzer.terms(q.text))) == 1 for q in w)} of one term)"
+            for n, w in workloads.items()
+        )
         + f". τ of the staleness and embarrassment policies chosen per cell from {taus} on weeks 1–{args.tune_weeks} "
-        f"(mean Q); **every figure below is over weeks {first}–{args.weeks}** of the same run. Q(W_L) as docs/methods.md §5 "
+        f"(mean Q); **every figure below is over weeks {first}–{args.weeks}** of the same run. Q(W_L) as "
+        "docs/methods.md §5 "
         "(TF-IDF cosine, I(r) = r^−1.5, first 100 ranks; each page indexed by its "
-        f"{'main' if args.index == 'main' else 'whole (template included)'} text; a query answered by the pages holding "
+        f"{'main' if args.index == 'main' else 'whole (template included)'} text; a query answered by the pages "
+        "holding "
         f"{args.answers} of its terms) against the live versions of the repository's own pages "
         "(the paper's setting: refreshing every page every week gives 1); *web Q* against the whole live web, pages "
         "created since week 0 included (no refresh can win those). One run per cell: the simulation is deterministic.",
@@ -428,26 +492,39 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
                   "| refreshes a week | " + " | ".join(POLICIES) + " |", "|---|" + "---:|" * len(POLICIES)]
         _, none = cell_of(workload, "uniform", 0)
         _, everything = cell_of(workload, "uniform", held)
-        lines.append(f"| 0 (no refresh) | {none.mean_quality(first):.4f} (lowest {none.lowest_quality(first):.3f}; web "
-                     f"{np.mean([w.quality_web for w in none.span(first)]):.4f}; stale {100 * none.mean_stale(first):.1f} %) | | | |")
+        lines.append(
+            f"| 0 (no refresh) | {none.mean_quality(first):.4f} (lowest {none.lowest_quality(first):.3f}; web "
+            f"{np.mean([w.quality_web for w in none.span(first)]):.4f}; stale {100 * none.mean_stale(first):.1f} %) "
+            "| | | |"
+        )
         for budget in budgets:
             row = []
             for name in POLICIES:
                 cell, outcome = cell_of(workload, name, budget)
-                row.append(f"{outcome.mean_quality(first):.4f} (lowest {outcome.lowest_quality(first):.3f}; web "
-                           f"{np.mean([w.quality_web for w in outcome.span(first)]):.4f}; stale "
-                           f"{100 * outcome.mean_stale(first):.1f} %)" + (f" [τ {cell.tau:g}]" if name in TUNED else ""))
+                row.append(
+                    f"{outcome.mean_quality(first):.4f} (lowest {outcome.lowest_quality(first):.3f}; web "
+                    f"{np.mean([w.quality_web for w in outcome.span(first)]):.4f}; stale "
+                    f"{100 * outcome.mean_stale(first):.1f} %)" + (f" [τ {cell.tau:g}]" if name in TUNED else "")
+                )
             lines.append(f"| {budget} ({100 * budget / held:.1f} %) | " + " | ".join(row) + " |")
-        lines += ["", f"Refreshing all {held} pages every week: web Q {np.mean([w.quality_web for w in everything.span(first)]):.4f} "
-                  f"(lowest {min(w.quality_web for w in everything.span(first)):.3f}) — the most any refresh policy can "
-                  "reach against the whole web.", ""]
+        lines += [
+            "",
+            f"Refreshing all {held} pages every week: web Q "
+            f"{np.mean([w.quality_web for w in everything.span(first)]):.4f} "
+            f"(lowest {min(w.quality_web for w in everything.span(first)):.3f}) — the most any refresh policy can "
+            "reach against the whole web.",
+            "",
+        ]
     targets = {w: targets_for(cell_of(w, "uniform", 0)[1].lowest_quality(first)) for w in names}
-    lines += [f"Refreshes a week for Q ≥ target in **every** week {first}–{args.weeks}, read off the scan above (the "
-              "fewest of the budgets run that held it; 0: no refresh needed; *not monotone* where a larger budget of the "
-              "scan missed a target a smaller one held — Q need not grow with the budget; where no refresh already "
-              f"holds 0.99, the first of {', '.join(map(str, TIGHTER))} it misses too):", "",
-              "| policy | " + " | ".join(f"{w}, Q ≥ {t}" for w in names for t in targets[w]) + " |",
-              "|---|" + "---:|" * sum(len(targets[w]) for w in names)]
+    lines += [
+        f"Refreshes a week for Q ≥ target in **every** week {first}–{args.weeks}, read off the scan above (the "
+        "fewest of the budgets run that held it; 0: no refresh needed; *not monotone* where a larger budget of the "
+        "scan missed a target a smaller one held — Q need not grow with the budget; where no refresh already "
+        f"holds 0.99, the first of {', '.join(map(str, TIGHTER))} it misses too):",
+        "",
+        "| policy | " + " | ".join(f"{w}, Q ≥ {t}" for w in names for t in targets[w]) + " |",
+        "|---|" + "---:|" * sum(len(targets[w]) for w in names),
+    ]
     for name in POLICIES:
         row = []
         for workload in names:
@@ -456,31 +533,47 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
                 row.append(scan_reading({b: o.lowest_quality(first) >= target for b, o in held_by.items()}, held))
         lines.append(f"| {name} | " + " | ".join(row) + " |")
     lines.append("")
-    lines += [f"What the policies spend their refreshes on, at {shown} a week, weeks {first}–{args.weeks} (share of the "
-              "refreshes that found a new version, that found the page deleted; distinct pages refreshed; share of the "
-              "refreshes spent on the tenth of the pages refreshed most; (week, page) overlap with user-centric's "
-              "refreshes; at the last week, the share of the lost quality that single-term queries — the only ones ΔQ "
-              "sees — carry):", "",
-              "| workload | policy | new version | deleted | distinct pages | top tenth | overlap with user-centric | "
-              "single-term share of the loss | queries that lose most (share of the loss) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines += [
+        f"What the policies spend their refreshes on, at {shown} a week, weeks {first}–{args.weeks} (share of the "
+        "refreshes that found a new version, that found the page deleted; distinct pages refreshed; share of the "
+        "refreshes spent on the tenth of the pages refreshed most; (week, page) overlap with user-centric's "
+        "refreshes; at the last week, the share of the lost quality that single-term queries — the only ones ΔQ "
+        "sees — carry):",
+        "",
+        "| workload | policy | new version | deleted | distinct pages | top tenth | overlap with user-centric | "
+        "single-term share of the loss | queries that lose most (share of the loss) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for workload in names:
         _, user = cell_of(workload, "user-centric", shown)
         for name in ("no refresh", *POLICIES):
             _, outcome = cell_of(workload, "uniform", 0) if name == "no refresh" else cell_of(workload, name, shown)
             single, worst = query_losses(_SIMULATIONS[workload], outcome, workloads[workload], args.weeks)
             spent = spending(outcome, first, held)
-            lines.append(f"| {workload} | {name} | "
-                         + (" | | | | | " if name == "no refresh" else
-                            f"{100 * spent['new_version']:.0f} % | {100 * spent['deleted']:.1f} % | {spent['distinct_pages']} | "
-                            f"{100 * spent['top_tenth_share']:.0f} % | {100 * overlap(outcome, user, first):.0f} % | ")
-                         + f"{100 * single:.0f} % | " + ", ".join(f"{q} ({100 * s:.0f} %)" for q, s in worst[:3]) + " |")
-    lines += ["", "The user-centric measurement against real indexing of the same refreshed pages into a search "
-              "collection (SQLite store + tantivy, committed weekly), all weeks of the run: in the indexer's pass (each "
-              "refreshed page's TF-IDF row from its text, its workload-term postings, ΔQ) and, apart, the weekly F_w "
-              "refits of the terms whose scores moved:", "",
-              "| refreshes a week | indexing (s) | in the pass (s) | overhead | refits (s) | F_w refitted a week (of the "
-              "workload's terms) |", "|---|---:|---:|---:|---:|---:|"]
+            lines.append(
+                f"| {workload} | {name} | "
+                + (
+                    " | | | | | "
+                    if name == "no refresh"
+                    else f"{100 * spent['new_version']:.0f} % | {100 * spent['deleted']:.1f} % | "
+                    f"{spent['distinct_pages']} | "
+                    f"{100 * spent['top_tenth_share']:.0f} % | {100 * overlap(outcome, user, first):.0f} % | "
+                )
+                + f"{100 * single:.0f} % | "
+                + ", ".join(f"{q} ({100 * s:.0f} %)" for q, s in worst[:3])
+                + " |"
+            )
+    lines += [
+        "",
+        "The user-centric measurement against real indexing of the same refreshed pages into a search "
+        "collection (SQLite store + tantivy, committed weekly), all weeks of the run: in the indexer's pass (each "
+        "refreshed page's TF-IDF row from its text, its workload-term postings, ΔQ) and, apart, the weekly F_w "
+        "refits of the terms whose scores moved:",
+        "",
+        "| refreshes a week | indexing (s) | in the pass (s) | overhead | refits (s) | F_w refitted a week (of the "
+        "workload's terms) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for workload in names:
         for budget in budgets:
             timed = next(o for c, o in outcomes.items() if c.timed and c.workload == workload and c.budget == budget)
@@ -490,11 +583,28 @@ def main() -> int:  # noqa: PLR0915 (one report, top to bottom)
                          f"{timed.refits / args.weeks:.0f} (of {len(_SIMULATIONS[workload].gains.frequency)}) |")
     plots = plot(outcomes, names, budgets, shown, held, args.tune_weeks, out)
     lines += [""] + [f"![{path.stem}]({os.path.relpath(path, SECTIONS)})" for path in plots]  # links from the section
-    (out / "results.json").write_text(json.dumps([
-        {"workload": c.workload, "policy": c.policy, "budget": c.budget, "tau": c.tau, "timed": c.timed,
-         "stop_below": c.stop_below, "stopped": o.stopped, "indexing_seconds": o.indexing_seconds,
-         "measuring_seconds": o.measuring_seconds, "refit_seconds": o.refit_seconds, "refits": o.refits, "weeks": [vars(w) for w in o.weeks]}
-        for c, o in outcomes.items() if c.weeks == args.weeks and c.stop_below is None]))
+    (out / "results.json").write_text(
+        json.dumps(
+            [
+                {
+                    "workload": c.workload,
+                    "policy": c.policy,
+                    "budget": c.budget,
+                    "tau": c.tau,
+                    "timed": c.timed,
+                    "stop_below": c.stop_below,
+                    "stopped": o.stopped,
+                    "indexing_seconds": o.indexing_seconds,
+                    "measuring_seconds": o.measuring_seconds,
+                    "refit_seconds": o.refit_seconds,
+                    "refits": o.refits,
+                    "weeks": [vars(w) for w in o.weeks],
+                }
+                for c, o in outcomes.items()
+                if c.weeks == args.weeks and c.stop_below is None
+            ]
+        )
+    )
     body = "\n".join(lines)
     print("\n" + body)
     if not args.no_write:

@@ -190,8 +190,9 @@ def plot(results: dict[Cell, Result], kinds: list[str], seeds: list[int], budget
                 means.append([results[Cell(kind, seed, cell_protocol, name, budget)].mean_q for seed in seeds])
             centre = [float(np.mean(row)) for row in means]
             axis.plot([100 * b / pages for b in budgets], centre, "o-", label=name, markersize=3)
-            axis.fill_between([100 * b / pages for b in budgets], [min(row) for row in means], [max(row) for row in means],
-                              alpha=0.15)
+            axis.fill_between(
+                [100 * b / pages for b in budgets], [min(row) for row in means], [max(row) for row in means], alpha=0.15
+            )
         for target in TARGETS:
             axis.axhline(target, color="grey", linestyle=":", linewidth=1)
         axis.set_xscale("log")
@@ -292,16 +293,25 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 (one report, to
         pages = len(held)
         budgets = sorted({max(1, round(pages * float(p) / 100)) for p in args.budgets.split(",")})
         table = overhead(args, _SIMULATIONS[(kinds[0], 1)], budgets, pages)
-        body = "\n".join([
-            f"### The user-centric measurement's overhead on {args.corpus.name}", "",
-            f"Command: `.venv/bin/python -m bench.refresh_protocols --overhead --corpus "
-            f"{os.path.relpath(args.corpus, ROOT)} --weeks {args.weeks} --budgets {args.budgets} --workloads {kinds[0]}` "
-            f"({(time.monotonic() - started) / 60:.0f} min). The paper measures its bookkeeping inside the indexer's own "
-            "pass: here each refreshed page is indexed into a search collection (SQLite store + tantivy, committed "
-            "weekly) and, in the same pass, its TF-IDF row is computed from its text, its workload-term postings "
-            "replaced and ΔQ estimated; the weekly refits of F_w for the terms whose scores moved are counted apart. "
-            f"User-centric, online, {kinds[0]} workload (seed 1), {args.weeks} weeks, one run per budget in one "
-            "process on an otherwise idle machine.", "", *table])
+        body = "\n".join(
+            [
+                f"### The user-centric measurement's overhead on {args.corpus.name}",
+                "",
+                f"Command: `.venv/bin/python -m bench.refresh_protocols --overhead --corpus "
+                f"{os.path.relpath(args.corpus, ROOT)} --weeks {args.weeks} --budgets {args.budgets} --workloads "
+                f"{kinds[0]}` "
+                f"({(time.monotonic() - started) / 60:.0f} min). The paper measures its bookkeeping inside the "
+                "indexer's own "
+                "pass: here each refreshed page is indexed into a search collection (SQLite store + tantivy, committed "
+                "weekly) and, in the same pass, its TF-IDF row is computed from its text, its workload-term postings "
+                "replaced and ΔQ estimated; the weekly refits of F_w for the terms whose scores moved are counted "
+                "apart. "
+                f"User-centric, online, {kinds[0]} workload (seed 1), {args.weeks} weeks, one run per budget in one "
+                "process on an otherwise idle machine.",
+                "",
+                *table,
+            ]
+        )
         print("\n" + body)
         if not args.no_write:
             write_section(name, body)
@@ -312,9 +322,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 (one report, to
     pages = len(held)
     budgets = sorted({max(1, round(pages * float(p) / 100)) for p in args.budgets.split(",")})
     first = args.warmup + 1
-    print(f"{len(web.urls)} URLs, {pages} pages held, {len(web.texts)} versions; workloads {kinds} × seeds {seeds}; "
-          f"budgets {budgets}; weeks {first}–{args.weeks} reported (set up in {(time.monotonic() - started) / 60:.0f} min)",
-          flush=True)
+    print(
+        f"{len(web.urls)} URLs, {pages} pages held, {len(web.texts)} versions; workloads {kinds} × seeds {seeds}; "
+        f"budgets {budgets}; weeks {first}–{args.weeks} reported (set up in {(time.monotonic() - started) / 60:.0f} "
+        "min)",
+        flush=True,
+    )
     cells = [Cell(kind, seed, "", "uniform", budget) for kind in kinds for seed in seeds for budget in [0, *budgets]]
     cells += [Cell(kind, seed, protocol, policy, budget) for kind in kinds for seed in seeds for protocol in PROTOCOLS
               for policy in POLICIES if policy != "uniform" for budget in budgets]
@@ -325,7 +338,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 (one report, to
 
     def scan(kind: str, seed: int, protocol: str, policy: str, worst: bool) -> dict[int, float]:
         """{budget: mean Q (or the worst week's)}, not refreshing at 0."""
-        runs = {budget: result(kind, seed, protocol, policy if budget else "uniform", budget) for budget in [0, *budgets]}
+        runs = {
+            budget: result(kind, seed, protocol, policy if budget else "uniform", budget) for budget in [0, *budgets]
+        }
         return {budget: run.lowest_q if worst else run.mean_q for budget, run in runs.items()}
 
     year = min(52, args.weeks)
@@ -335,14 +350,17 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 (one report, to
         f"Command: `.venv/bin/python -m bench.refresh_protocols --corpus {os.path.relpath(args.corpus, ROOT)}"
         + (f" --seeds {args.seeds}" if crawl_seeds else "")
         + f" --weeks {args.weeks} --warmup {args.warmup} --budgets {args.budgets} --workloads {args.workloads} "
-        f"--workload-seeds {args.workload_seeds} --scoring {args.scoring}` ({(time.monotonic() - started) / 60:.0f} min, "
+        f"--workload-seeds {args.workload_seeds} --scoring {args.scoring}` ({(time.monotonic() - started) / 60:.0f} "
+        "min, "
         f"{len(cells)} runs). "
-        + ("**In-link scoring** (the paper's variant): S(p, q) = 1 + the pages linking to p at week 0, for every page "
-           "in q's answer; the answers and what refreshing changes in them as with TF-IDF. " if args.scoring == "inlinks"
-           else "")
-        +
-        f"The repository: {pages} pages ({'reached from the seeds' if crawl_seeds else 'every page live'} at week 0; "
-f"{len(web.urls)} URLs, {len(web.texts)} versions in the corpus). Each page indexed by its main text; a query "
+        + (
+            "**In-link scoring** (the paper's variant): S(p, q) = 1 + the pages linking to p at week 0, for every page "
+            "in q's answer; the answers and what refreshing changes in them as with TF-IDF. "
+            if args.scoring == "inlinks"
+            else ""
+        )
+        + f"The repository: {pages} pages ({'reached from the seeds' if crawl_seeds else 'every page live'} at week 0; "
+        f"{len(web.urls)} URLs, {len(web.texts)} versions in the corpus). Each page indexed by its main text; a query "
         "answered by the pages holding all its terms; τ = 0.1 for every policy (nothing tuned). "
         f"**Every figure is over weeks {first}–{args.weeks}**; the `changing` workloads are drawn from weeks "
         f"1–{args.warmup} only. {len(seeds)} seeds per workload kind (a seed draws the queries); intervals are 95 % t "
@@ -360,12 +378,18 @@ f"{len(web.urls)} URLs, {len(web.texts)} versions in the corpus). Each page inde
         none = [result(kind, seed, "", "uniform", 0) for seed in seeds]
         mean, low, high = t_interval([r.mean_q for r in none])
         values = [forecast[(kind, seed)] for seed in seeds]
-        lines.append(f"| {kind} | {sizes[(kind, 1)]} | {mean:.4f} [{low:.4f}, {high:.4f}] | "
-                     f"{min(r.lowest_q for r in none):.4f} | {np.mean(values):.2f} [{min(values):.2f}, {max(values):.2f}] |")
-    lines += ["", "**Refreshes a week for mean Q ≥ target** (the paper's reading), mean over the seeds [95 % t interval] "
-              "(share of the repository); *every week*: for Q ≥ target in every reported week:", "",
-              "| workload | target | policy | paper's protocol | online | paper's, every week | online, every week |",
-              "|---|---|---|---:|---:|---:|---:|"]
+        lines.append(
+            f"| {kind} | {sizes[(kind, 1)]} | {mean:.4f} [{low:.4f}, {high:.4f}] | "
+            f"{min(r.lowest_q for r in none):.4f} | {np.mean(values):.2f} [{min(values):.2f}, {max(values):.2f}] |"
+        )
+    lines += [
+        "",
+        "**Refreshes a week for mean Q ≥ target** (the paper's reading), mean over the seeds [95 % t interval] "
+        "(share of the repository); *every week*: for Q ≥ target in every reported week:",
+        "",
+        "| workload | target | policy | paper's protocol | online | paper's, every week | online, every week |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     needed: dict[tuple[str, float, str, str, bool], list[float]] = {}
     targets = {kind: targets_for(max(result(kind, seed, "", "uniform", 0).mean_q for seed in seeds)) for kind in kinds}
     for kind in kinds:
@@ -396,8 +420,14 @@ f"{len(web.urls)} URLs, {len(web.texts)} versions in the corpus). Each page inde
         for kind in kinds:
             for target in targets[kind]:
                 uc = needed[(kind, target, "user-centric", protocol, False)]
-                best = [min(a, b) for a, b in zip(needed[(kind, target, "staleness", protocol, False)],
-                                                  needed[(kind, target, "embarrassment", protocol, False)], strict=True)]
+                best = [
+                    min(a, b)
+                    for a, b in zip(
+                        needed[(kind, target, "staleness", protocol, False)],
+                        needed[(kind, target, "embarrassment", protocol, False)],
+                        strict=True,
+                    )
+                ]
                 wins = sum(u < b for u, b in zip(uc, best, strict=True))
                 neither = sum(math.isinf(u) and math.isinf(b) for u, b in zip(uc, best, strict=True))
                 unneeded = sum(u == b == 0 for u, b in zip(uc, best, strict=True))

@@ -106,7 +106,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/phpdoc-evolving")
     parser.add_argument("--weeks", type=int, default=52, help="the weeks of the corpus the workload's first year spans")
-    parser.add_argument("--tune-weeks", type=int, default=13, help="the first-year workload's window (as bench.refresh)")
+    parser.add_argument(
+        "--tune-weeks", type=int, default=13, help="the first-year workload's window (as bench.refresh)"
+    )
     parser.add_argument("--at", default="", help="comma-separated weeks measured (default: 4 spread over --weeks)")
     parser.add_argument("--sample", type=int, default=300, help="stale pages refreshed alone per week")
     parser.add_argument("--workloads", default="generated")
@@ -141,44 +143,62 @@ def main() -> int:
                     kappas.append(kappa)
                 row = {"index": text, "answers": answers, "workload": name, "kappa": kappas, **summary(found, rng)}
                 rows.append(row)
-                print(f"  {text:5} {answers:3} {name}: {row['tries']} refreshes, {100 * row['lower']:.1f} % lower Q, "
-                      f"losses {row['loss_per_gain']:.3g} of the gains, Spearman {row['estimate_spearman']:.2f} "
-                      f"(signed {row['signed_spearman']:.2f}) ({(time.monotonic() - started) / 60:.0f} min)", flush=True)
+                print(
+                    f"  {text:5} {answers:3} {name}: {row['tries']} refreshes, {100 * row['lower']:.1f} % lower Q, "
+                    f"losses {row['loss_per_gain']:.3g} of the gains, Spearman {row['estimate_spearman']:.2f} "
+                    f"(signed {row['signed_spearman']:.2f}) ({(time.monotonic() - started) / 60:.0f} min)",
+                    flush=True,
+                )
     minutes = (time.monotonic() - started) / 60
-    lines = [f"Command: `.venv/bin/python -m bench.refresh_single --corpus {args.corpus} --weeks {args.weeks} "
-             f"--tune-weeks {args.tune_weeks} --at {','.join(map(str, weeks))} --sample {args.sample} "
-             f"--workloads {args.workloads} --seed {args.seed}` ({minutes:.0f} min). The repository left as crawled at week 0; "
-             f"at weeks {', '.join(map(str, weeks))}, each of (a sample of {args.sample} of) its stale pages refreshed alone "
-             "and Q(W_L) measured again: the true ΔQ of one refresh. Deterministic: one run.",
-             "",
-             "| index | answers | workload | refreshes tried | lower Q | raise Q | losses / gains | mean true ΔQ of a random tenth |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"Command: `.venv/bin/python -m bench.refresh_single --corpus {args.corpus} --weeks {args.weeks} "
+        f"--tune-weeks {args.tune_weeks} --at {','.join(map(str, weeks))} --sample {args.sample} "
+        f"--workloads {args.workloads} --seed {args.seed}` ({minutes:.0f} min). The repository left as crawled at "
+        "week 0; "
+        f"at weeks {', '.join(map(str, weeks))}, each of (a sample of {args.sample} of) its stale pages refreshed "
+        "alone "
+        "and Q(W_L) measured again: the true ΔQ of one refresh. Deterministic: one run.",
+        "",
+        "| index | answers | workload | refreshes tried | lower Q | raise Q | losses / gains | mean true ΔQ of a "
+        "random tenth |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
     lines += [f"| {r['index']} | {r['answers']} | {r['workload']} | {r['tries']} | {100 * r['lower']:.1f} % | "
               f"{100 * r['raise']:.1f} % | {r['loss_per_gain']:.3g} | {r['random_tenth_true']:.2e} |" for r in rows]
-    lines += ["", "The user-centric estimate of the same refreshes (crawlproject.refresh.gain: ΔQ = Σ_w f_w ΔI_w "
-              "(S_new − κ·S_old)): as the policy uses it (κ = 1, the pages a refresh passes taken as fresh: ≥ 0 by "
-              "construction), and **signed** with κ_w, per term w, the oracle share of the live pages' scores for w in their copies' "
-              "(the best such a signed estimate could know; < 1 when stale copies overstate their pages) — how "
-              "well each ranks the refreshes, and what the tenth it ranks highest (what a budget buys) does to Q:", "",
-              "| index | answers | workload | κ by week (mean of κ_w) | estimate | Spearman with true ΔQ | estimated > 0 where Q fell "
-              "| < 0 | true ΔQ of its top tenth | its top tenth's refreshes that lower Q |",
-              "|---|---|---|---|---|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "The user-centric estimate of the same refreshes (crawlproject.refresh.gain: ΔQ = Σ_w f_w ΔI_w "
+        "(S_new − κ·S_old)): as the policy uses it (κ = 1, the pages a refresh passes taken as fresh: ≥ 0 by "
+        "construction), and **signed** with κ_w, per term w, the oracle share of the live pages' scores for w in "
+        "their copies' "
+        "(the best such a signed estimate could know; < 1 when stale copies overstate their pages) — how "
+        "well each ranks the refreshes, and what the tenth it ranks highest (what a budget buys) does to Q:",
+        "",
+        "| index | answers | workload | κ by week (mean of κ_w) | estimate | Spearman with true ΔQ | estimated > 0 "
+        "where Q fell "
+        "| < 0 | true ΔQ of its top tenth | its top tenth's refreshes that lower Q |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         for name, label in (("estimate", "κ = 1"), ("signed", "signed")):
-            lines.append(f"| {r['index']} | {r['answers']} | {r['workload']} | {', '.join(f'{k:.3f}' for k in r['kappa'])} | "
-                         f"{label} | {r[f'{name}_spearman']:.2f} | {100 * r[f'{name}_positive_lowering']:.1f} % | "
-                         f"{100 * r[f'{name}_negative']:.1f} % | {r[f'{name}_top_tenth_true']:.2e} | "
-                         f"{100 * r[f'{name}_top_tenth_lower']:.1f} % |")
+            lines.append(
+                f"| {r['index']} | {r['answers']} | {r['workload']} | {', '.join(f'{k:.3f}' for k in r['kappa'])} | "
+                f"{label} | {r[f'{name}_spearman']:.2f} | {100 * r[f'{name}_positive_lowering']:.1f} % | "
+                f"{100 * r[f'{name}_negative']:.1f} % | {r[f'{name}_top_tenth_true']:.2e} | "
+                f"{100 * r[f'{name}_top_tenth_lower']:.1f} % |"
+            )
     print("\n".join(lines))
     if not args.no_write:
         paper = next(r for r in rows if r["index"] == "main" and r["answers"] == "all")
         template = next(r for r in rows if r["index"] == "whole" and r["answers"] == "any")
-        figure = (f"one refresh alone lowers Q in {100 * paper['lower']:.1f} % of {paper['tries']} tries with main text and "
-                  f"all-term answers (losses {paper['loss_per_gain']:.2f} of the gains), against "
-                  f"{100 * template['lower']:.1f} % (losses {template['loss_per_gain']:.2f}) with the template in and "
-                  f"any-term answers; the user-centric estimate ranks them at Spearman {paper['estimate_spearman']:.2f} "
-                  f"(signed with an oracle κ: {paper['signed_spearman']:.2f}), its top tenth lowering Q in "
-                  f"{100 * paper['estimate_top_tenth_lower']:.1f} % (signed: {100 * paper['signed_top_tenth_lower']:.1f} %)")
+        figure = (
+            f"one refresh alone lowers Q in {100 * paper['lower']:.1f} % of {paper['tries']} tries with main text and "
+            f"all-term answers (losses {paper['loss_per_gain']:.2f} of the gains), against "
+            f"{100 * template['lower']:.1f} % (losses {template['loss_per_gain']:.2f}) with the template in and "
+            f"any-term answers; the user-centric estimate ranks them at Spearman {paper['estimate_spearman']:.2f} "
+            f"(signed with an oracle κ: {paper['signed_spearman']:.2f}), its top tenth lowering Q in "
+            f"{100 * paper['estimate_top_tenth_lower']:.1f} % (signed: {100 * paper['signed_top_tenth_lower']:.1f} %)"
+        )
         write_section(f"refresh-single-{args.corpus.name}",
                       f"### What one refresh does to Q on {args.corpus.name}\n\n" + "\n".join(lines), figure=figure,
                       target="issue 62: a signed gain estimate, or a measured reason it need not be")

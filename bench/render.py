@@ -59,9 +59,18 @@ def tree_rss(process: psutil.Process) -> int:
 def crawl(proxy: str, seeds: str, pages: int, mode: str, folder: Path, polite: bool,
           articles: int = 0) -> dict[str, float]:
     """One crawl's figures; with *articles*, the script site's articles reached and with their text."""
-    settings = {**({} if polite else LOOPBACK_SPEED), "FOCUS_REPLAY_PROXY": proxy, "FOCUS_OUTPUT_DIR": str(folder), "LOG_LEVEL": "WARNING",
-                "CLOSESPIDER_PAGECOUNT": pages, "FOCUS_RENDER": mode, "FOCUS_STORE_PAGES": False, "FOCUS_REPORT": False,
-                "LOGSTATS_INTERVAL": 0, "FOCUS_COLLECTION": bool(articles)}
+    settings = {
+        **({} if polite else LOOPBACK_SPEED),
+        "FOCUS_REPLAY_PROXY": proxy,
+        "FOCUS_OUTPUT_DIR": str(folder),
+        "LOG_LEVEL": "WARNING",
+        "CLOSESPIDER_PAGECOUNT": pages,
+        "FOCUS_RENDER": mode,
+        "FOCUS_STORE_PAGES": False,
+        "FOCUS_REPORT": False,
+        "LOGSTATS_INTERVAL": 0,
+        "FOCUS_COLLECTION": bool(articles),
+    }
     command = [sys.executable, "-m", "scrapy", "crawl", "breadthfirst", "-a", f"seeds={seeds}"]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
@@ -89,7 +98,9 @@ def crawl(proxy: str, seeds: str, pages: int, mode: str, folder: Path, polite: b
     return figures
 
 
-def run(proxy: str, seeds: str, args: argparse.Namespace, tmp: str, articles: int = 0) -> dict[str, list[dict[str, float]]]:
+def run(
+    proxy: str, seeds: str, args: argparse.Namespace, tmp: str, articles: int = 0
+) -> dict[str, list[dict[str, float]]]:
     """Every mode, alternating, *args.repeats* times."""
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for repeat in range(args.repeats):
@@ -103,7 +114,9 @@ def run(proxy: str, seeds: str, args: argparse.Namespace, tmp: str, articles: in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/docsweb")
-    parser.add_argument("--script-site", action="store_true", help="a site whose scripts fetch their content after load")
+    parser.add_argument(
+        "--script-site", action="store_true", help="a site whose scripts fetch their content after load"
+    )
     parser.add_argument("--articles", type=int, default=12, help="the script site's articles")
     parser.add_argument("--pages", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=3)
@@ -138,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     polite = " --polite" if args.polite else ""
     if args.script_site:
         command = f"--script-site --articles {args.articles} --repeats {args.repeats}{polite}"
-        what = (f"a breadth-first crawl of a {args.articles}-article site whose pages are shells that fetch their links and "
-                f"text as JSON {script_site.DELAY_MS} ms after load (`crawlproject.replay.script_site`), replayed ({pace})")
+        what = (
+            f"a breadth-first crawl of a {args.articles}-article site whose pages are shells that fetch their links "
+            "and "
+            f"text as JSON {script_site.DELAY_MS} ms after load (`crawlproject.replay.script_site`), replayed ({pace})"
+        )
         extra_head, extra_rule = " articles reached (each run) | with their text (each run) |", "---|---|"
     else:
         command = f"--corpus ../shared/corpora/{name} --pages {args.pages} --repeats {args.repeats}{polite}"
@@ -166,10 +182,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{med('auto', 'peak_mb'):.0f} MB")
         target = "issue 59: every article with its text in every run; pages/s and memory"
     else:
-        figure = (f"{name}{' politely' if args.polite else ''}: rendering every page {med('always', 'pages_per_second'):.1f} "
-                  f"pages/s against {med('never', 'pages_per_second'):.1f} plain ({ratio:.2f}×), peak "
-                  f"{med('always', 'peak_mb'):.0f} MB against {med('never', 'peak_mb'):.0f}; auto rendered "
-                  f"{med('auto', 'rendered'):.0f} of {med('auto', 'pages'):.0f}")
+        figure = (
+            f"{name}{' politely' if args.polite else ''}: rendering every page {med('always', 'pages_per_second'):.1f} "
+            f"pages/s against {med('never', 'pages_per_second'):.1f} plain ({ratio:.2f}×), peak "
+            f"{med('always', 'peak_mb'):.0f} MB against {med('never', 'peak_mb'):.0f}; auto rendered "
+            f"{med('auto', 'rendered'):.0f} of {med('auto', 'pages'):.0f}"
+        )
         target = "issue 52: pages/s and memory with rendering"
     if not args.no_write:
         write_section(f"render-{name}{'-polite' if args.polite else ''}", body, figure, target)

@@ -1,7 +1,8 @@
 """Crash safety: a best-first crawl of the WebKB replay killed with SIGKILL
 at seeded random moments and resumed with the same JOBDIR, again and again.
 
-    .venv/bin/python -m bench.resilience [--corpus ../shared/corpora/webkb] [--pages 2000] [--kills 20] [--seed 1] [--repeats 3]
+    .venv/bin/python -m bench.resilience [--corpus ../shared/corpora/webkb] [--pages 2000] [--kills 20] \
+        [--seed 1] [--repeats 3]
 
 Counted: URLs lost (queued before a kill, then neither fetched nor queued
 at the end), pages fetched twice beyond those in flight at a kill (leased,
@@ -87,7 +88,9 @@ def killed_crawl(proxy: str, folder: Path, jobdir: Path, budget: int, kills: lis
     fetched_set = set(fetched)
     queued_before = set().union(*(queued for queued, _ in snapshots))
     in_flight = set().union(*(flying for _, flying in snapshots))
-    lost = {key for key in queued_before if key not in fetched_set and key not in final.queued and not final.fetched(key)}
+    lost = {
+        key for key in queued_before if key not in fetched_set and key not in final.queued and not final.fetched(key)
+    }
     twice = [key for key in fetched_set if fetched.count(key) > 1]
     return {
         "pages": len(fetched),
@@ -122,7 +125,9 @@ def main() -> int:
         for run in range(args.repeats):
             for mode in ("memory", "durable"):
                 folder = base / f"{mode}-{run}"
-                summary = crawl(replay.proxy_url, folder, args.pages, base / f"job-{mode}-{run}" if mode == "durable" else None)
+                summary = crawl(
+                    replay.proxy_url, folder, args.pages, base / f"job-{mode}-{run}" if mode == "durable" else None
+                )
                 rates[mode].append(float(summary["pages_per_second"]))  # type: ignore[arg-type]
                 print(f"run {run + 1}: {mode}: {rates[mode][-1]:.1f} pages/s", flush=True)
                 if mode == "durable" and len(sets) < 2:

@@ -37,7 +37,9 @@ SPIDERS = {
 #: strategies that need a trained taxonomy model (bench.topic_models)
 NEEDS_MODEL = frozenset({"focused", "context-graph", "link-value"})
 #: strategies that crawl with a model trained from the topic's example URLs
-NEEDS_EXAMPLES = frozenset({"focused-examples", "link-learner-examples", "best-first-examples", "shark-search-examples"})
+NEEDS_EXAMPLES = frozenset(
+    {"focused-examples", "link-learner-examples", "best-first-examples", "shark-search-examples"}
+)
 
 
 @dataclass(frozen=True)

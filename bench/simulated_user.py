@@ -55,7 +55,12 @@ class SimulatedUser:
             return
         self.pages += 1
         status, relevance = item.get("status"), item.get("relevance")
-        if status is not None and 200 <= status < 300 and relevance is not None and item["canonical_url"] in self.labels:
+        if (
+            status is not None
+            and 200 <= status < 300
+            and relevance is not None
+            and item["canonical_url"] in self.labels
+        ):
             heapq.heappush(self._candidates, (-relevance, self.pages, item["canonical_url"]))
         if self.pages % self.every == 0 and self.given < self.count and self._candidates:
             _, _, url = heapq.heappop(self._candidates)

@@ -73,7 +73,17 @@ def crawl(web: SyntheticWeb, proxy: str, seeds: list[str], folder: Path, seconds
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "CLOSESPIDER_TIMEOUT": seconds, "ROBOTSTXT_OBEY": False,
         "FOCUS_NEAR_DUPLICATES": 0, **extra,
     }
-    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"query={QUERY}", "-a", f"seeds={','.join(seeds)}"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "bestfirst",
+        "-a",
+        f"query={QUERY}",
+        "-a",
+        f"seeds={','.join(seeds)}",
+    ]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     started = time.monotonic()
@@ -116,7 +126,9 @@ def main(argv: list[str] | None = None) -> None:
     write_results(runs, args)
 
 
-def crawl_variants(web: SyntheticWeb, paragraphs: Path, work: Path, args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+def crawl_variants(
+    web: SyntheticWeb, paragraphs: Path, work: Path, args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
     seeds = web.seeds(5)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     with ReplayProcess("", synthetic={**SHAPE, "paragraphs": str(paragraphs)}) as replay:
@@ -138,9 +150,11 @@ def write_results(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespac
     unaware = median([r["pages_per_second"] for r in runs["frontier, slots ignored"]])
     web = (f"over 50 polite hosts, half of them on the query's topic ({TOPIC} and {OTHER} only)" if args.spread
            else "over 50 polite hosts")
-    figure = (f"best-first {web}, time objective: {ours:.1f} pages/s = {ours / base:.2f}× Scrapy's "
-              f"DownloaderAware ({base:.1f}), {ours / unaware:.1f}× the scheduler with slots ignored ({unaware:.1f}); "
-              f"pages objective {pages:.1f} ({pages / base:.2f}×), with a wait of 1 delay {waited:.1f} ({waited / base:.2f}×)")
+    figure = (
+        f"best-first {web}, time objective: {ours:.1f} pages/s = {ours / base:.2f}× Scrapy's "
+        f"DownloaderAware ({base:.1f}), {ours / unaware:.1f}× the scheduler with slots ignored ({unaware:.1f}); "
+        f"pages objective {pages:.1f} ({pages / base:.2f}×), with a wait of 1 delay {waited:.1f} ({waited / base:.2f}×)"
+    )
     # On-topic pages among the first K fetched, K the fewest any crawl fetched:
     # what the same page budget bought, whatever the pace.
     first = min(len(r["on_topic"]) for results in runs.values() for r in results)
@@ -151,9 +165,13 @@ def write_results(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespac
         hosts = median([r["hosts"] for r in results])
         early = median([share(r["on_topic"][:first]) for r in results])
         overall = median([share(r["on_topic"]) for r in results])
-        rows.append(f"| {name} | {rate:.2f} | {each} | {rate / base:.2f}× | {hosts:.0f} | {early:.0f} | {overall:.0f} |")
+        rows.append(
+            f"| {name} | {rate:.2f} | {each} | {rate / base:.2f}× | {hosts:.0f} | {early:.0f} | {overall:.0f} |"
+        )
         print(f"{name:28} median {rate:.2f} pages/s ({rate / base:.2f}× Scrapy's), hosts {hosts:.0f}")
-    shape_note = f"; two topics only, {TOPIC} and {OTHER}: the query's pages spread over half the hosts" if args.spread else ""
+    shape_note = (
+        f"; two topics only, {TOPIC} and {OTHER}: the query's pages spread over half the hosts" if args.spread else ""
+    )
     body = (
         f"`python -m bench.slots --seconds {args.seconds:g} --delay {args.delay:g} --repeats {args.repeats}"
         f"{' --spread' if args.spread else ''}` — "
@@ -168,8 +186,13 @@ def write_results(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespac
         "|---|---|---|---|---|---|---|\n" + "\n".join(rows)
     )
     if not args.no_write:
-        write_section("slots-spread" if args.spread else "slots", body, figure=figure, target="issue 35: ≥ 0.95× Scrapy's DownloaderAwarePriorityQueue (time objective); "
-                      "issue 61: the pages objective ≥ 0.5× where the scores spread over many hosts")
+        write_section(
+            "slots-spread" if args.spread else "slots",
+            body,
+            figure=figure,
+            target="issue 35: ≥ 0.95× Scrapy's DownloaderAwarePriorityQueue (time objective); "
+            "issue 61: the pages objective ≥ 0.5× where the scores spread over many hosts",
+        )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,9 @@ def child(n: int, bound: int) -> dict[str, Any]:
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")  # as a crawl does
     spider = PlainSpider()
-    crawler = get_crawler(PlainSpider, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, "FOCUS_FRONTIER_MAX": bound})
+    crawler = get_crawler(
+        PlainSpider, {"ADDONS": {"crawlproject.addon.FocusedCrawlAddon": 0}, "FOCUS_FRONTIER_MAX": bound}
+    )
     crawler._apply_settings()  # noqa: SLF001 (stats, as Crawler.crawl builds them)
     scheduler = FrontierScheduler.from_crawler(crawler)
     scheduler.open(spider)
@@ -117,26 +119,40 @@ def main(argv: list[str] | None = None) -> int:
         growth = median([r["rss_growth"] / r["queued"] for r in results])
         spilled = median([r["spilled"] for r in results])
         per_spilled = median([r["disk_bytes"] / r["spilled"] for r in results if r["spilled"]]) if spilled else 0
-        rows.append(f"| {name} | {ops:,.0f} | {ops / base:.2f}× | {median([r['rss_growth'] for r in results]) / 2**20:,.0f} MiB "
-                    f"| {growth:.0f} | {spilled:,.0f} | {per_spilled:.0f} | {results[0]['out']:,} |")
-        print(f"{name:6}: median {ops:,.0f} ops/s ({ops / base:.2f}× in memory), RSS growth {growth:.0f} B per queued URL, "
-              f"{per_spilled:.0f} disk bytes per spilled URL")
+        rows.append(
+            f"| {name} | {ops:,.0f} | {ops / base:.2f}× | {median([r['rss_growth'] for r in results]) / 2**20:,.0f} "
+            "MiB "
+            f"| {growth:.0f} | {spilled:,.0f} | {per_spilled:.0f} | {results[0]['out']:,} |"
+        )
+        print(
+            f"{name:6}: median {ops:,.0f} ops/s ({ops / base:.2f}× in memory), RSS growth {growth:.0f} B per queued "
+            "URL, "
+            f"{per_spilled:.0f} disk bytes per spilled URL"
+        )
     spill = runs["spill"]
-    figure = (f"{args.requests:,} plain requests, {args.bound:,} in memory: all came out; "
-              f"{median([2 * r['queued'] / (r['enqueue_seconds'] + r['dequeue_seconds']) for r in spill]):,.0f} ops/s "
-              f"(×{median([2 * r['queued'] / (r['enqueue_seconds'] + r['dequeue_seconds']) for r in spill]) / base:.2f} "
-              f"of all in memory), {median([r['rss_growth'] / r['queued'] for r in spill]):.0f} B of RSS per queued URL, "
-              f"{median([r['disk_bytes'] / r['spilled'] for r in spill if r['spilled']]):.0f} disk bytes per spilled URL")
+    figure = (
+        f"{args.requests:,} plain requests, {args.bound:,} in memory: all came out; "
+        f"{median([2 * r['queued'] / (r['enqueue_seconds'] + r['dequeue_seconds']) for r in spill]):,.0f} ops/s "
+        f"(×{median([2 * r['queued'] / (r['enqueue_seconds'] + r['dequeue_seconds']) for r in spill]) / base:.2f} "
+        f"of all in memory), {median([r['rss_growth'] / r['queued'] for r in spill]):.0f} B of RSS per queued URL, "
+        f"{median([r['disk_bytes'] / r['spilled'] for r in spill if r['spilled']]):.0f} disk bytes per spilled URL"
+    )
     body = (
         f"`python -m bench.spill --requests {args.requests} --bound {args.bound} --repeats {args.repeats}` — "
-        f"{args.requests:,} plain requests (no score, as a plain spider yields them) enqueued in the FrontierScheduler, "
+        f"{args.requests:,} plain requests (no score, as a plain spider yields them) enqueued in the "
+        "FrontierScheduler, "
         "then all dequeued and settled; a fresh process per run, variants alternated, medians. "
         "RSS growth is from the empty queue to the last push.\n\n"
         "| variant | ops/s | × in memory | RSS growth | RSS growth per queued URL (B) | spilled to disk "
         "| disk bytes per spilled URL | came out |\n|---|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows)
     )
     if not args.no_write:
-        write_section("spill", body, figure=figure, target="issue 35: nothing lost past the bound; ≤ 300 B per queued URL in memory")
+        write_section(
+            "spill",
+            body,
+            figure=figure,
+            target="issue 35: nothing lost past the bound; ≤ 300 B per queued URL in memory",
+        )
     return 0
 
 

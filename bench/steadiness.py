@@ -103,11 +103,15 @@ def steadiness(jobs: list[CrawlJob], corpus: Corpus, budget: int) -> dict[str, A
 
 def steadiness_table(result: dict[str, Any], relevant_counts: dict[str, int], manner: str = "polite") -> str:
     """The markdown table of :func:`steadiness`, and a line per strategy."""
-    lines = [f"**Steadiness over runs, {manner}** — relevant pages found at the budget in each run; the worst run ÷ the "
-             f"median run (steady: ≥ {BAND}); every seed's site fetched beyond its seed in every run; the crawl's "
-             "own estimate of what is left (at its end) holding the truth from the labels:", "",
-             "| topic | relevant | strategy | found per run | worst ÷ median | every seed site | estimate holds: "
-             "in queue | estimate holds: not found |", "|---|---:|---|---|---:|---|---:|---:|"]
+    lines = [
+        f"**Steadiness over runs, {manner}** — relevant pages found at the budget in each run; the worst run ÷ the "
+        f"median run (steady: ≥ {BAND}); every seed's site fetched beyond its seed in every run; the crawl's "
+        "own estimate of what is left (at its end) holding the truth from the labels:",
+        "",
+        "| topic | relevant | strategy | found per run | worst ÷ median | every seed site | estimate holds: "
+        "in queue | estimate holds: not found |",
+        "|---|---:|---|---|---:|---|---:|---:|",
+    ]
 
     def share(values: list[bool]) -> str:
         return f"{sum(values)}/{len(values)}" if values else "—"
@@ -117,8 +121,12 @@ def steadiness_table(result: dict[str, Any], relevant_counts: dict[str, int], ma
                      f"{' / '.join(str(n) for n in row['found'])} | {row['ratio']:.2f} | "
                      f"{'yes' if row['every_seed_site'] else 'no'} | {share(row['estimate_in_queue'])} | "
                      f"{share(row['estimate_not_found'])} |")
-    lines += ["", "| strategy | topics steady (worst ≥ 0.8 × median) | topics with every seed site fetched in every run "
-              "| estimate holds, in queue | estimate holds, not found |", "|---|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "| strategy | topics steady (worst ≥ 0.8 × median) | topics with every seed site fetched in every run "
+        "| estimate holds, in queue | estimate holds, not found |",
+        "|---|---:|---:|---:|---:|",
+    ]
     by_strategy: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in result["rows"]:
         by_strategy[row["strategy"]].append(row)

@@ -86,7 +86,9 @@ def community_level(corpus: Corpus) -> tuple[int, list[str]]:
     """The shallowest taxonomy level with ≥ 3 categories besides catch-alls."""
     depth = max(label.count("/") + 1 for label in corpus.labels.values())
     for level in range(1, depth + 1):
-        names = {"/".join(label.split("/")[:level]) for label in corpus.labels.values() if label.count("/") + 1 >= level}
+        names = {
+            "/".join(label.split("/")[:level]) for label in corpus.labels.values() if label.count("/") + 1 >= level
+        }
         usable = sorted(name for name in names if name.rsplit("/", 1)[-1].lower() not in CATCH_ALLS)
         if len(usable) >= 3:
             return level, usable
@@ -520,7 +522,9 @@ def report(communities: list[Community], args: argparse.Namespace, level: int, s
                                                 for n in range(nights)) + " |")
     repeated = [c.rows["loop"][n]["p_at_10_repeated"] - c.rows["initial"][n]["p_at_10_repeated"]
                 for c in communities for n in range(nights)]
-    unseen = [c.rows["loop"][n]["p_at_10"] - c.rows["initial"][n]["p_at_10"] for c in communities for n in range(nights)]
+    unseen = [
+        c.rows["loop"][n]["p_at_10"] - c.rows["initial"][n]["p_at_10"] for c in communities for n in range(nights)
+    ]
     r_mean, r_low, r_high = t_interval(repeated)
     u_mean, u_low, u_high = t_interval(unseen)
     lines += ["", "Repeated queries (the papers' figure: a night's own queries asked again the next day) against "

@@ -1,7 +1,8 @@
 """Crawl throughput on the replay, like against like, and what a long crawl
 costs per page.
 
-    .venv/bin/python -m bench.throughput [--corpus ../shared/corpora/webkb] [--pages 1000] [--repeats 5] [--long-pages 11000]
+    .venv/bin/python -m bench.throughput [--corpus ../shared/corpora/webkb] [--pages 1000] [--repeats 5] \
+        [--long-pages 11000]
 
 * FIFO: our scheduler in FIFO order *with best-first scoring computed*
   against stock Scrapy's scheduler in FIFO order (ScrapyPriorityQueue over
@@ -222,7 +223,16 @@ def main() -> int:
         costs = [classification_cost(corpus, model, args.classify_pages, 16) for _ in range(3)]
     fifo, stock, best, focused, shark, learner, exploring, rescoring_more = (
         median(rates[n])
-        for n in (OURS_FIFO, STOCK, BEST_FIRST, FOCUSED, SHARK_SEARCH, LEARNER, LEARNER_EXPLORING, LEARNER_RESCORING_MORE)
+        for n in (
+            OURS_FIFO,
+            STOCK,
+            BEST_FIRST,
+            FOCUSED,
+            SHARK_SEARCH,
+            LEARNER,
+            LEARNER_EXPLORING,
+            LEARNER_RESCORING_MORE,
+        )
     )
     parsed_ratio = median(parsed[LEARNER]) / median(parsed[BEST_FIRST])
     dashboard_cost = median(cpu[DASHBOARD]) / median(cpu[BEST_FIRST])

@@ -91,7 +91,8 @@ def table(results: Path, budgets: tuple[int, int]) -> str:
                 off = f"{100 * statistics.median(shares):.0f}" if shares else "–"
                 lines.append(
                     f"| {task} | {group} | {strategy} | {len(crawls)} | {mean(small, 'harvest_rate')} "
-                    f"| {mean(small, 'target_recall')} | {mean(large, 'harvest_rate')} | {mean(large, 'target_recall')} "
+                    f"| {mean(small, 'target_recall')} | {mean(large, 'harvest_rate')} | "
+                    f"{mean(large, 'target_recall')} "
                     f"| {off} |"
                 )
     return "\n".join(lines)
@@ -163,7 +164,9 @@ def main() -> int:
     small, large = (int(b) for b in args.budgets.split(","))
     results = data_folder(args.section)
     if not (results / "eval.json").is_file():
-        raise SystemExit(f"no data for {args.section} in {results}: run its bench.quality command (BENCHMARKS.md) first")
+        raise SystemExit(
+            f"no data for {args.section} in {results}: run its bench.quality command (BENCHMARKS.md) first"
+        )
     body = table(results, (small, large)) + "\n\n" + per_topic_table(results, large)
     print(body)
     if args.write:

@@ -121,10 +121,18 @@ def crawl(
     terminal); *log_level*: Scrapy's log on stderr from that level (a
     ``LOG_LEVEL`` in *settings* wins). Raises :class:`CrawlError` with one line when the crawl cannot
     start or fetches nothing."""
-    arguments: dict[str, Any] = {"seeds": ",".join([seeds] if isinstance(seeds, str) else seeds), "query": query, "model": model,
-                 "examples": list(examples), "budget": budget, "strategy": strategy, "settings": dict(settings or {}),
-                 "output_dir": str(output_dir) if output_dir is not None else None,
-                 "progress": sys.stderr.isatty() if progress is None else progress, "log_level": log_level}
+    arguments: dict[str, Any] = {
+        "seeds": ",".join([seeds] if isinstance(seeds, str) else seeds),
+        "query": query,
+        "model": model,
+        "examples": list(examples),
+        "budget": budget,
+        "strategy": strategy,
+        "settings": dict(settings or {}),
+        "output_dir": str(output_dir) if output_dir is not None else None,
+        "progress": sys.stderr.isatty() if progress is None else progress,
+        "log_level": log_level,
+    }
     global _reactor_used
     if _reactor_used:
         return _in_child_process(arguments)
@@ -189,7 +197,8 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         asyncio = project["TWISTED_REACTOR"] == "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
         process: CrawlerProcess | AsyncCrawlerProcess = (
             AsyncCrawlerProcess(project)
-            if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS")) or not project.getbool("TWISTED_REACTOR_ENABLED")
+            if (asyncio and not project.getbool("FORCE_CRAWLER_PROCESS"))
+            or not project.getbool("TWISTED_REACTOR_ENABLED")
             else CrawlerProcess(project)
         )
         from crawlproject.commands.crawl import crawl_failure, startup_cause
@@ -206,12 +215,18 @@ def _crawl(seeds: str, query: str, model: str, examples: list[str], budget: int,
         from scrapy import signals
 
         crawler.signals.connect(scraped, signal=signals.item_scraped)
-        spider_arguments = {"seeds": seeds, **({"query": query} if query else {}), **({"model": model} if model else {}),
-                            **({"strategy": strategy} if strategy else {})}
+        spider_arguments = {
+            "seeds": seeds,
+            **({"query": query} if query else {}),
+            **({"model": model} if model else {}),
+            **({"strategy": strategy} if strategy else {}),
+        }
         failures: list[BaseException] = []
         crawling: Any = process.crawl(crawler, **spider_arguments)
         if hasattr(crawling, "add_done_callback"):
-            crawling.add_done_callback(lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None)
+            crawling.add_done_callback(
+                lambda task: failures.append(task.exception()) if not task.cancelled() and task.exception() else None
+            )
         else:
             crawling.addErrback(lambda failure: failures.append(failure.value))
         process.start()

@@ -102,7 +102,8 @@ SETTINGS: dict[str, Setting] = {
     "FOCUS_OBJECTIVE": _choice("time", "time", "pages"),
     # N of the pages objective: the best queued URLs a ready slot may take (0: CONCURRENT_REQUESTS)
     "FOCUS_PAGES_WINDOW": _int(0),
-    # Delays a free host's best below the window waits for the busy hosts holding the URLs above (0: as long as they take)
+    # Delays a free host's best below the window waits for the busy hosts holding the URLs above
+    # (0: as long as they take)
     "FOCUS_PAGES_WAIT": _float(0.0),
     # Exploration by rule (frontier.exploration): every seed's site, and every site that pays, probed
     # before the crawl commits (focused spiders turn it on), then kept while it may be the best
@@ -253,7 +254,8 @@ def _raw(settings: BaseSettings, name: str) -> Any:
     spec = _spec(name)
     value = settings.get(name)
     if value is None:
-        value = next((settings.get(old) for old, new in RENAMED.items() if new == name and settings.get(old) is not None), None)
+        olds = (settings.get(old) for old, new in RENAMED.items() if new == name and settings.get(old) is not None)
+        value = next(olds, None)
     return spec.default if value is None else value
 
 
@@ -352,7 +354,9 @@ def named_class(setting: str, name: str, registry: Mapping[str, str], base: type
     return found
 
 
-GETTERS: dict[str, Callable[..., Any]] = {"int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str}
+GETTERS: dict[str, Callable[..., Any]] = {
+    "int": get_int, "float": get_float, "bool": get_bool, "choice": get_choice, "str": get_str
+}
 
 
 def load_class(settings: BaseSettings, name: str) -> Any:

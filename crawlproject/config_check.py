@@ -56,8 +56,11 @@ def check_settings(settings: BaseSettings, known: Iterable[str] = ()) -> None:
 
             from scrapy.exceptions import ScrapyDeprecationWarning
 
-            warnings.warn(f"{name} is now called {config.RENAMED[name]}; the old name still works", ScrapyDeprecationWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"{name} is now called {config.RENAMED[name]}; the old name still works",
+                ScrapyDeprecationWarning,
+                stacklevel=2,
+            )
             continue
         if name.startswith("FOCUS_") and name not in ours:
             close = difflib.get_close_matches(name, sorted(ours), n=1)
@@ -106,4 +109,6 @@ def missing_addon(settings: BaseSettings, spider: str = "") -> str | None:
     if not spider and not chosen:
         return None
     need = f"spider {spider!r} is a focused spider" if spider else f"{chosen[0]} is set"
-    return f"{need} but crawlproject's add-on is not enabled: add ADDONS = {{{ADDON!r}: 0}} to the project's settings.py"
+    return (
+        f"{need} but crawlproject's add-on is not enabled: add ADDONS = {{{ADDON!r}: 0}} to the project's settings.py"
+    )

@@ -34,7 +34,9 @@ class PageItem(scrapy.Item):
     status = scrapy.Field()  # HTTP status, None when the fetch failed
     error = scrapy.Field()  # why the fetch failed, else None
     order = scrapy.Field()  # 1 for the first page fetched, 2 for the next, …
-    popped = scrapy.Field()  # the frontier's order: 1 for the first request this crawl process popped (None: not popped)
+    popped = (
+        scrapy.Field()
+    )  # the frontier's order: 1 for the first request this crawl process popped (None: not popped)
     depth = scrapy.Field()  # link distance from a seed
     parent_url = scrapy.Field()  # page the link was found on (None for seeds)
     score = scrapy.Field()  # frontier score when popped (None for seeds)
@@ -53,7 +55,9 @@ class PageItem(scrapy.Item):
     truncated = scrapy.Field()  # body cut at FOCUS_MAX_PAGE_BYTES
     last_modified = scrapy.Field()
     outlink_count = scrapy.Field()
-    near_duplicate_of = scrapy.Field()  # the page fetched before that this one nearly copies (its links are not followed)
+    near_duplicate_of = (
+        scrapy.Field()
+    )  # the page fetched before that this one nearly copies (its links are not followed)
     # Raw content, stripped before export:
     body = scrapy.Field()
     headers = scrapy.Field()  # list of (name, value) pairs, as received

@@ -130,8 +130,13 @@ def writing(path: str | Path, what: str) -> Iterator[Path]:
 
 
 def _me() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": datetime.now(UTC).isoformat(timespec="seconds"),
-            "since": time.time(), "command": _command()}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "since": time.time(),
+        "command": _command(),
+    }
 
 
 def _command() -> str:

@@ -104,7 +104,9 @@ def main() -> int:
         redis_url = args.redis_url or servers.enter_context(RedisServer()).url
         scrapyd_url = args.scrapyd_url or servers.enter_context(
             ScrapydServer(args.folder / "scrapyd", max_proc=args.workers)).url
-        proxy = args.proxy or servers.enter_context(ReplayProcess(str(args.corpus.resolve() / "webkb.warc.gz"))).proxy_url
+        proxy = (
+            args.proxy or servers.enter_context(ReplayProcess(str(args.corpus.resolve() / "webkb.warc.gz"))).proxy_url
+        )
         print(f"=== Redis {redis_url}, Scrapyd {scrapyd_url}, replay {proxy}", flush=True)
         deploy(scrapyd_url)
         scrapyd = Scrapyd(scrapyd_url)

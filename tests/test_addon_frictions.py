@@ -56,8 +56,10 @@ def test_the_redis_frontier_s_old_path_works_with_a_deprecation_warning() -> Non
         warnings.simplefilter("always")
         from crawlproject.frontier.redis import RedisFrontier as old  # noqa: N813
     assert old is RedisFrontier
-    assert any(issubclass(w.category, ScrapyDeprecationWarning) and "crawlproject.distributed.frontier" in str(w.message)
-               for w in caught)
+    assert any(
+        issubclass(w.category, ScrapyDeprecationWarning) and "crawlproject.distributed.frontier" in str(w.message)
+        for w in caught
+    )
     import crawlproject.frontier.redis as moved
 
     with pytest.raises(AttributeError):
@@ -123,7 +125,9 @@ def test_a_plain_spiders_start_url_on_loopback_is_a_warning_and_a_failed_crawl(t
     (package / "spiders" / "__init__.py").write_text("")
     (package / "spiders" / "plain.py").write_text(
         "import scrapy\n\n\nclass Plain(scrapy.Spider):\n    name = 'plain'\n"
-        "    start_urls = ['http://127.0.0.1:9/']\n\n    def parse(self, response):\n        yield {'url': response.url}\n")
+        "    start_urls = ['http://127.0.0.1:9/']\n\n    def parse(self, response):\n        yield "
+        "{'url': response.url}\n"
+    )
     done = subprocess.run(  # noqa: S603
         [sys.executable, "-m", "scrapy", "crawl", "plain"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"},

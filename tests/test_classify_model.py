@@ -137,7 +137,9 @@ def test_bad_model_files_give_clear_errors(tmp_path: Path) -> None:
 def test_a_saved_model_is_arrays_and_json_that_learns_on(tmp_path: Path) -> None:
     texts = ["course homework", "course lecture", "student home page", "student resume"]
     for features in ("counts", "tfidf", "hashing"):
-        model = TaxonomyClassifier(ModelSettings(features=features)).fit(texts, ["course", "course", "student", "student"])
+        model = TaxonomyClassifier(ModelSettings(features=features)).fit(
+            texts, ["course", "course", "student", "student"]
+        )
         path = tmp_path / f"{features}.npz"
         model.save(path)
         with np.load(path, allow_pickle=False) as data:
@@ -160,7 +162,9 @@ def test_a_taxonomy_under_one_top_category_and_one_child_chains_are_learnt() -> 
     probabilities = php.classify_texts(["sort the array keys"])[0]
     arrays, dates = php.taxonomy.index("php/Arrays"), php.taxonomy.index("php/Date and Time")
     assert probabilities[php.taxonomy.index("php")] == pytest.approx(1.0)
-    assert probabilities[arrays] > probabilities[dates] and probabilities[arrays] + probabilities[dates] == pytest.approx(1.0)
+    assert probabilities[arrays] > probabilities[dates] and probabilities[arrays] + probabilities[
+        dates
+    ] == pytest.approx(1.0)
     chain = TaxonomyClassifier().fit(
         ["lecture exam", "homework exam", "lecture notes", "resume hobbies"], ["a/x/1", "a/x/2", "a/x/1", "b"],
     )

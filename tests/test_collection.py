@@ -89,7 +89,9 @@ def test_items_carry_title_language_verdict_and_the_link_that_led_there(tmp_path
     with warc.open("rb") as f:
         for record in ArchiveIterator(f):
             if record.rec_type == "response":
-                responses[record.rec_headers.get_header("WARC-Record-ID")] = record.rec_headers.get_header("WARC-Target-URI")
+                responses[record.rec_headers.get_header("WARC-Record-ID")] = record.rec_headers.get_header(
+                    "WARC-Target-URI"
+                )
             elif record.rec_type == "metadata":
                 fields = dict(line.split(": ", 1) for line in record.content_stream().read().decode().splitlines())
                 metadata[responses[record.rec_headers.get_header("WARC-Concurrent-To")]] = fields

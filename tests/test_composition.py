@@ -84,7 +84,9 @@ def test_any_judge_with_any_strategy_builds_and_scores_a_page(name: str, judge: 
     assert relevance is not None and 0.0 <= relevance <= 1.0 and focus.relevant(relevance) in (True, False)
     scores = focus.strategy.score_links(fetched, relevance)
     assert len(scores) == len(fetched.links)
-    assert pickle.loads(pickle.dumps(focus.strategy.child_state(fetched, relevance))) is not None  # kept in the frontier
+    assert (
+        pickle.loads(pickle.dumps(focus.strategy.child_state(fetched, relevance))) is not None
+    )  # kept in the frontier
 
 
 class TopicWordJudge(PageJudge):
@@ -150,7 +152,9 @@ def test_each_link_scorer_runs_against_a_fake_frontier_port_with_a_fixed_judge(
 
 @pytest.mark.parametrize("name", MODEL_FREE)
 @pytest.mark.parametrize("judge", ["auto", "query"])
-def test_any_judge_with_any_strategy_crawls_the_replay(webkb_replay: Any, tmp_path: Path, name: str, judge: str) -> None:
+def test_any_judge_with_any_strategy_crawls_the_replay(
+    webkb_replay: Any, tmp_path: Path, name: str, judge: str
+) -> None:
     result = run_crawl("focus", tmp_path / "out", UNIVERSITY_HOMES[:2], webkb_replay.proxy_url, query=QUERY,
                        settings={"CLOSESPIDER_PAGECOUNT": 12, "FOCUS_JUDGE": judge, "FOCUS_STORE_PAGES": False},
                        extra_args=["-a", f"strategy={name}"])

@@ -54,7 +54,11 @@ def test_sigkill_then_resume_loses_nothing(webkb_replay: ReplayProcess, tmp_path
     command = crawl_command(webkb_replay.proxy_url, folder, jobdir, 10_000)
     kill_after(command, folder, 120)
     before = FrontierState(jobdir)
-    fetched_before = {json.loads(line)["canonical_url"] for line in (folder / "history.jsonl").read_text().splitlines() if line.endswith("}")}
+    fetched_before = {
+        json.loads(line)["canonical_url"]
+        for line in (folder / "history.jsonl").read_text().splitlines()
+        if line.endswith("}")
+    }
     assert len(before.queued) > 100
     # Resume: the same command, to 150 more pages.
     completed = subprocess.run(crawl_command(webkb_replay.proxy_url, tmp_path / "elsewhere", jobdir, 150),  # noqa: S603

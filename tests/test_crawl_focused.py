@@ -50,7 +50,9 @@ def focused_crawl(folder: Path, proxy: str, model: Path, pages: int, **settings:
 
 @pytest.fixture(scope="module")
 def soft_crawl(tmp_path_factory: pytest.TempPathFactory, webkb_replay: Any, trained: tuple[Path, str]) -> CrawlResult:
-    result = focused_crawl(tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUSED_MODE="soft")
+    result = focused_crawl(
+        tmp_path_factory.mktemp("soft"), webkb_replay.proxy_url, trained[0], 150, FOCUS_FOCUSED_MODE="soft"
+    )
     assert result.returncode == 0, result.log[-3000:]
     return result
 
@@ -145,7 +147,10 @@ def _labelled() -> set[str]:
         (["-a", "model=/nonexistent/model.npz", "-a", "good=course"], "does not exist; train one with `scrapy train`"),
         (["-a", "good=course"], "the focused crawler needs a model"),
         (["-a", "model=MODEL"], "needs good categories"),
-        (["-a", "model=MODEL", "-a", "good=courses"], "'courses' is not in the taxonomy; its top categories are: course,"),
+        (
+            ["-a", "model=MODEL", "-a", "good=courses"],
+            "'courses' is not in the taxonomy; its top categories are: course,",
+        ),
         (["-a", "model=GARBAGE", "-a", "good=course"], "is not a crawlproject model file"),
     ],
 )

@@ -87,7 +87,9 @@ def test_a_topic_from_example_urls_fetched_through_scrapy(
     assert set(trained.report["examples"]["relevant"]) <= set(course_examples)
     assert trained.report["unlabelled"] == int(found[1]) and trained.report["on_unlabelled"]["relevant_share"] > 0
     # the pages were fetched through Scrapy (a crawl of its own, with its history)
-    history = [json.loads(line) for line in (tmp_path / "courses" / "examples" / "history.jsonl").read_text().splitlines()]
+    history = [
+        json.loads(line) for line in (tmp_path / "courses" / "examples" / "history.jsonl").read_text().splitlines()
+    ]
     assert {record["url"] for record in history} >= set(course_examples)
     # the model drives the link learner: its good category is its own
     crawl = run_crawl("linklearner", tmp_path / "crawl", [CORNELL, *course_examples[:3]], webkb_replay.proxy_url,
@@ -110,7 +112,9 @@ def test_too_few_examples_are_said_to_be_too_few(webkb_replay: Any, tmp_path: Pa
     assert "Trained on 3 relevant and 4 irrelevant examples" in done.stdout
 
 
-def test_an_example_that_cannot_be_fetched_is_named(webkb_replay: Any, tmp_path: Path, course_examples: list[str]) -> None:
+def test_an_example_that_cannot_be_fetched_is_named(
+    webkb_replay: Any, tmp_path: Path, course_examples: list[str]
+) -> None:
     missing = "http://www.cs.cornell.edu/no-such-page.html"
     done = train_from_examples("--examples", ",".join([*course_examples[:4], missing]),
                                "--negatives", ",".join(UNIVERSITY_HOMES), "-o", str(tmp_path / "m.npz"),

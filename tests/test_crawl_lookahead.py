@@ -20,8 +20,21 @@ from tests.conftest import ROOT, UNIVERSITY_HOMES, WEBKB_LABELS, WEBKB_WARC, run
 
 def train(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "scrapy", "train", "--labels", str(WEBKB_LABELS), "--cache-dir", str(ROOT / ".cache"), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "train",
+            "--labels",
+            str(WEBKB_LABELS),
+            "--cache-dir",
+            str(ROOT / ".cache"),
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -47,7 +60,9 @@ def crawl(spider: str, folder: Path, proxy: str, pages: int, extra: list[str], *
     return result
 
 
-def test_context_graph_crawl_pops_the_nearest_layer_first(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+def test_context_graph_crawl_pops_the_nearest_layer_first(
+    models: dict[str, Path], webkb_replay: Any, tmp_path: Path
+) -> None:
     model = ContextGraphModel.load(models["context-graph"])
     assert model.depth == 3 and int(model.report["pages_per_layer"]["0"]) > 500  # WebKB has ~900 course pages
     result = crawl("contextgraph", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['context-graph']}"])
@@ -66,7 +81,9 @@ def test_link_value_crawl_keeps_learning(models: dict[str, Path], webkb_replay: 
     assert model.value_scope == "domain"  # --value-scope: each site's own course pages count
     result = crawl("linkvalue", tmp_path, webkb_replay.proxy_url, 120, ["-a", f"model={models['link-value']}"])
     assert result.summary.get("focused", {}).get("link_value/learned", 0) > 50
-    assert result.summary["focused"].get("link_value/sibling_raises", 0) > 0  # siblings of links that proved their worth
+    assert (
+        result.summary["focused"].get("link_value/sibling_raises", 0) > 0
+    )  # siblings of links that proved their worth
     off = crawl("linkvalue", tmp_path / "off", webkb_replay.proxy_url, 60, ["-a", f"model={models['link-value']}"],
                 FOCUS_LINK_VALUE_ONLINE="false")
     assert "link_value/learned" not in off.summary.get("focused", {})
@@ -84,7 +101,9 @@ def test_infospiders_crawl_runs_a_population(webkb_replay: Any, tmp_path: Path) 
     assert stats["infospiders/alive"] == 4 + born - died >= 1  # the population's books balance
 
 
-def test_a_site_bound_crawl_spends_its_pages_at_home(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
+def test_a_site_bound_crawl_spends_its_pages_at_home(
+    models: dict[str, Path], webkb_replay: Any, tmp_path: Path
+) -> None:
     """From the four department homes, a topic bound to one university —
     a context graph trained with --value-scope domain --home, InfoSpiders
     with FOCUS_HOME — crawls that university; the same crawls without a
@@ -129,13 +148,19 @@ def test_a_site_bound_crawl_spends_its_pages_at_home(models: dict[str, Path], we
 def test_bad_lookahead_input_gets_clear_errors(models: dict[str, Path], webkb_replay: Any, tmp_path: Path) -> None:
     done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "-o", str(tmp_path / "m.npz"))
     assert done.returncode != 0 and "needs --good" in done.stderr
-    done = train("--warc", str(WEBKB_WARC), "--kind", "context-graph", "--good", "nosuchcategory", "-o", str(tmp_path / "m.npz"))
+    done = train(
+        "--warc", str(WEBKB_WARC), "--kind", "context-graph", "--good", "nosuchcategory", "-o", str(tmp_path / "m.npz")
+    )
     assert done.returncode != 0 and "nothing to learn from" in done.stderr
     done = train("--pages", str(tmp_path), "--kind", "context-graph", "--good", "course", "-o", str(tmp_path / "m.npz"))
     assert done.returncode != 0 and "give --warc" in done.stderr
-    done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--value-scope", "site", "-o", "m.npz")
+    done = train(
+        "--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--value-scope", "site", "-o", "m.npz"
+    )
     assert done.returncode != 0 and "invalid choice: 'site'" in done.stderr
-    done = train("--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--home", "http://x.edu/", "-o", "m.npz")
+    done = train(
+        "--warc", str(WEBKB_WARC), "--kind", "link-value", "--good", "course", "--home", "http://x.edu/", "-o", "m.npz"
+    )
     assert done.returncode != 0 and "give --value-scope domain|host too" in done.stderr
     for spider, args, message in (
         ("linkvalue", [], "needs a model"),
@@ -153,7 +178,9 @@ def test_context_graph_from_a_search_index_backlink_queries(webkb_replay: Any, t
     crawl("breadthfirst", tmp_path / "crawl", webkb_replay.proxy_url, 200, [], FOCUS_INDEX_DIR=str(index),
           FOCUS_INDEX_COMMIT_PAGES=50)
     model_path = tmp_path / "cg.npz"
-    done = train("--index", str(index), "--kind", "context-graph", "--good", "course", "--depth", "2", "-o", str(model_path))
+    done = train(
+        "--index", str(index), "--kind", "context-graph", "--good", "course", "--depth", "2", "-o", str(model_path)
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     model = ContextGraphModel.load(model_path)
     layers = {int(k): v for k, v in model.report["pages_per_layer"].items()}
@@ -161,5 +188,7 @@ def test_context_graph_from_a_search_index_backlink_queries(webkb_replay: Any, t
     assert sum(layers.values()) >= 200  # every indexed page with text: a layer or "other"
     wrong = train("--index", str(index), "--kind", "link-value", "--good", "course", "-o", str(tmp_path / "lv.npz"))
     assert wrong.returncode != 0 and "no anchors" in wrong.stderr
-    missing = train("--index", str(tmp_path / "nothing"), "--kind", "context-graph", "--good", "course", "-o", str(model_path))
+    missing = train(
+        "--index", str(tmp_path / "nothing"), "--kind", "context-graph", "--good", "course", "-o", str(model_path)
+    )
     assert missing.returncode != 0 and "not a search index" in missing.stderr

@@ -150,7 +150,13 @@ def test_dead_host_is_recorded_as_a_failed_fetch(tmp_path: Path) -> None:
     [record] = result.history
     assert record["status"] is None and "Connection" in record["error"]
     # with robots.txt on, an unreachable host is not fetched at all (RFC 9309)
-    result = run_crawl("breadthfirst", tmp_path / "out2", [dead], None, settings={"RETRY_TIMES": 0, "FOCUS_ALLOWED_NETWORKS": "127.0.0.0/8"})
+    result = run_crawl(
+        "breadthfirst",
+        tmp_path / "out2",
+        [dead],
+        None,
+        settings={"RETRY_TIMES": 0, "FOCUS_ALLOWED_NETWORKS": "127.0.0.0/8"},
+    )
     assert result.returncode == 1 and result.history == []
     assert "robotstxt/unreachable" in result.log
 

@@ -105,7 +105,17 @@ def worker(proxy: str, redis_url: str, key: str, folder: Path, **settings: Any) 
         "CLOSESPIDER_PAGECOUNT": 8, "FOCUS_OUTPUT_DIR": str(folder),
         "LOG_FILE": str(folder.with_suffix(".log")), **settings,
     }
-    command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", "seeds=http://a.test/", "-a", f"query={QUERY}"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "bestfirst",
+        "-a",
+        "seeds=http://a.test/",
+        "-a",
+        f"query={QUERY}",
+    ]
     for name, value in merged.items():
         command += ["-s", f"{name}={value}"]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
@@ -141,8 +151,14 @@ def relevant_hosts(tmp_path: Path, dead: bool = False, d_holds: int = 0, b_on_to
         return "".join(f'<li><a href="http://{host}/t-{i}.html">{words} {i}</a></li>' for i in range(count))
     others = links("b.test", "gnuplot terminal driver", 20)
     if dead:  # B's and D's alternate: neither ranks above the other
-        others = "".join(f"{b}{d}" for b, d in zip(others.split("</li>")[:-1], links("d.test", "gnuplot terminal driver",
-                                                                                      20).split("</li>")[:-1], strict=True))
+        others = "".join(
+            f"{b}{d}"
+            for b, d in zip(
+                others.split("</li>")[:-1],
+                links("d.test", "gnuplot terminal driver", 20).split("</li>")[:-1],
+                strict=True,
+            )
+        )
     pages = [("http://a.test/", 200, html_type, html(
         "<p>gnuplot terminal drivers: each output device has a terminal.</p><ul>"
         + links("a.test", "gnuplot terminal driver output device", 40) + others + "</ul>", "gnuplot terminals"))]
@@ -163,8 +179,14 @@ def crawl_with_a_wait(tmp_path: Path, budget: int, settings: dict[str, Any] | No
     """The URLs a polite best-first crawl of relevant_hosts(**web) with a wait of one delay requested, in order."""
     log = tmp_path / "access.log"
     with ReplayProcess(str(relevant_hosts(tmp_path, **web)), access_log=str(log)) as replay:
-        result = run_crawl("bestfirst", tmp_path / "crawl", ["http://a.test/"], replay.proxy_url, QUERY,
-                           settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget, "FOCUS_PAGES_WAIT": 1, **(settings or {})})
+        result = run_crawl(
+            "bestfirst",
+            tmp_path / "crawl",
+            ["http://a.test/"],
+            replay.proxy_url,
+            QUERY,
+            settings={**POLITE, "CLOSESPIDER_PAGECOUNT": budget, "FOCUS_PAGES_WAIT": 1, **(settings or {})},
+        )
     assert result.returncode == 0, result.log[-3000:]
     return fetch_order(log)
 

@@ -122,7 +122,9 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         assert driver.find_element(By.ID, "crawl").text == named and driver.title.startswith(named)
         wait.until(lambda _: fetched() > first)  # the counters move while it runs, without a reload
         points = driver.execute_script("return document.getElementById('harvest').data[0].x.length")
-        wait.until(lambda _: driver.execute_script("return document.getElementById('harvest').data[0].x.length") > points)
+        wait.until(
+            lambda _: driver.execute_script("return document.getElementById('harvest').data[0].x.length") > points
+        )
         # A relevant page listed, labelled irrelevant in the page: the crawl's model learns it.
         labelled = wait.until(lambda _: click_first("//button[@data-relevant='false']"))
         effect = wait.until(lambda _: driver.find_elements(By.XPATH, f"//div[@id='effects']//td[text()='{labelled}']"))
@@ -135,14 +137,17 @@ def test_a_running_crawl_watched_and_steered_in_a_real_browser(slow_replay: Any,
         assert state["judge"]["judge"] == "query-tf+labels" and "called_relevant" in state["judge"]
         asked = wait.until(lambda _: click_first("//div[@id='judge']//button[@data-relevant='true']"))
         assert asked != labelled
-        answered = until(lambda: next((e for e in get(url + "api/state")["labels"]["effects"] if e["url"] == asked), None),
-                         "the answer to the judge's question")
+        answered = until(
+            lambda: next((e for e in get(url + "api/state")["labels"]["effects"] if e["url"] == asked), None),
+            "the answer to the judge's question",
+        )
         assert answered["judge"]["learnt"] is True
         driver.save_screenshot(str(tmp_path / "dashboard.png"))
         # The final view is the crawl's summary.
         wait.until(lambda _: "finished" in driver.find_element(By.ID, "status").text)
-        summary = json.loads(until(lambda: (folder / "summary.json").is_file() and (folder / "summary.json").read_text(),
-                                   "summary.json"))
+        summary = json.loads(
+            until(lambda: (folder / "summary.json").is_file() and (folder / "summary.json").read_text(), "summary.json")
+        )
         wait.until(lambda _: fetched() == summary["pages_fetched"])
         shown = driver.find_element(By.ID, "figures").text
         assert f"{summary['relevant_pages']}\nrelevant (labels)" in shown
@@ -171,7 +176,8 @@ def test_labels_are_checked_and_reach_a_crawl_through_its_folder(slow_replay: An
         url = dashboard_url(folder, crawl)
         status, body = post(url + "api/labels", {"url": "http://www.nowhere.test/", "relevant": True})
         assert status == 400 and body == {
-            "error": "this crawl has not fetched http://www.nowhere.test/ (answered 2xx): only its own pages can be labelled"
+            "error": "this crawl has not fetched http://www.nowhere.test/ (answered 2xx): "
+            "only its own pages can be labelled"
         }
         assert post(url + "api/labels", {"url": UNIVERSITY_HOMES[0]})[0] == 400  # no label given
         # `scrapy dashboard` attached to the crawl's folder: its label reaches the running crawl.

@@ -364,7 +364,9 @@ def test_a_worker_told_to_wait_for_seeds_stays_for_the_next_one(
     assert f'"url": "{first}"' in read(folder / "history.jsonl")
 
 
-def test_a_worker_forwards_its_verdicts_on_links_another_worker_queued(redis_server: RedisServer, tmp_path: Path) -> None:
+def test_a_worker_forwards_its_verdicts_on_links_another_worker_queued(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     """Only the worker that queued a link holds its features: a worker that
     fetches it forwards the verdict, and the holder learns it as its own."""
     key = "forward:frontier"
@@ -418,13 +420,28 @@ def test_workers_stop_with_one_error_line_when_redis_restarts_without_persistenc
         workers = []
         for folder in folders:
             settings = {
-                "FOCUS_REPLAY_PROXY": replay.proxy_url, "REDIS_URL": first.url, "FOCUS_REDIS_KEY": "wiped:frontier",
+                "FOCUS_REPLAY_PROXY": replay.proxy_url,
+                "REDIS_URL": first.url,
+                "FOCUS_REDIS_KEY": "wiped:frontier",
                 "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
-                "DOWNLOAD_DELAY": 0.1, "CONCURRENT_REQUESTS": 4, "CLOSESPIDER_ITEMCOUNT": 5000,
-                "FOCUS_OUTPUT_DIR": str(folder), "LOG_FILE": str(folder.with_suffix(".log")), "FOCUS_STORE_PAGES": False,
+                "DOWNLOAD_DELAY": 0.1,
+                "CONCURRENT_REQUESTS": 4,
+                "CLOSESPIDER_ITEMCOUNT": 5000,
+                "FOCUS_OUTPUT_DIR": str(folder),
+                "LOG_FILE": str(folder.with_suffix(".log")),
+                "FOCUS_STORE_PAGES": False,
             }
-            command = [sys.executable, "-m", "scrapy", "crawl", "bestfirst", "-a", f"seeds={','.join(UNIVERSITY_HOMES)}",
-                       "-a", f"query={QUERY}"]
+            command = [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "crawl",
+                "bestfirst",
+                "-a",
+                f"seeds={','.join(UNIVERSITY_HOMES)}",
+                "-a",
+                f"query={QUERY}",
+            ]
             for name, value in settings.items():
                 command += ["-s", f"{name}={value}"]
             with folder.with_suffix(".stderr").open("wb") as stderr:  # the child keeps its own copy

@@ -24,8 +24,11 @@ def tracked_text_files() -> list[str]:
 
 
 def test_no_file_cites_a_spec_outside_the_repository() -> None:
-    citing = [name for name in tracked_text_files()
-              if re.search("SPEC" + r" §|shared/" + "SPEC", (ROOT / name).read_text(encoding="utf-8", errors="replace"))]
+    citing = [
+        name
+        for name in tracked_text_files()
+        if re.search("SPEC" + r" §|shared/" + "SPEC", (ROOT / name).read_text(encoding="utf-8", errors="replace"))
+    ]
     assert citing == []
 
 

@@ -49,7 +49,10 @@ def test_topics_then_crawls_then_evaluate(webkb_replay: ReplayProcess, tmp_path:
     assert rows["best-first"]["pages_median"] == statistics.median(lengths) > 60
     assert result["summary"]["task1"]["60"]["best-first"]["pages_median"] == 60
     text = report.read_text()
-    assert f"| best-first | 2 | {rows['best-first']['pages_median']:.0f} |" in text and (report.parent / "report-task1-harvest.png").stat().st_size > 1000
+    assert (
+        f"| best-first | 2 | {rows['best-first']['pages_median']:.0f} |" in text
+        and (report.parent / "report-task1-harvest.png").stat().st_size > 1000
+    )
 
 
 def test_evaluate_refuses_a_folder_that_is_not_a_topic_crawl(tmp_path: Path) -> None:

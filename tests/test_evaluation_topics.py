@@ -80,10 +80,18 @@ def test_evaluator_per_crawl_metrics_and_summary(tmp_path: Path) -> None:
     topic = {t.category: t for t in derive_topics(corpus)}["sci/cs/ai"]
     targets = topic.targets
     crawls = [
-        write_crawl(tmp_path / "bfs", topic.id, "breadth-first",
-                    [("http://hub.test/1", 200), ("http://art.test/0", 200), (targets[0], 200), ("http://dead.test/", 404)]),
-        write_crawl(tmp_path / "best", topic.id, "best-first",
-                    [("http://hub.test/1", 200), (targets[0], 200), (targets[1], 200), (targets[2], 200)]),
+        write_crawl(
+            tmp_path / "bfs",
+            topic.id,
+            "breadth-first",
+            [("http://hub.test/1", 200), ("http://art.test/0", 200), (targets[0], 200), ("http://dead.test/", 404)],
+        ),
+        write_crawl(
+            tmp_path / "best",
+            topic.id,
+            "best-first",
+            [("http://hub.test/1", 200), (targets[0], 200), (targets[1], 200), (targets[2], 200)],
+        ),
     ]
     result = Evaluator(corpus, [topic], top_n=2).evaluate([read_crawl(c) for c in crawls], [2, 4], axis="fetches")
     by_strategy = {c["strategy"]: c for c in result["crawls"]}
@@ -141,7 +149,12 @@ def test_summary_search_length_ratio_and_holm_corrected_tests(tmp_path: Path) ->
     for i, topic in enumerate("abcd"):
         crawls += [
             {"task": 1, "topic_id": topic, "strategy": "breadth-first", "at": at(0.1 + 0.01 * i, 8)},
-            {"task": 1, "topic_id": topic, "strategy": "best-first", "at": at(0.2 + 0.02 * i, 2 + 2 * i if i else None)},
+            {
+                "task": 1,
+                "topic_id": topic,
+                "strategy": "best-first",
+                "at": at(0.2 + 0.02 * i, 2 + 2 * i if i else None),
+            },
             {"task": 1, "topic_id": topic, "strategy": "link-value", "at": at(0.5 + 0.01 * (i % 2), 2)},
         ]
     rows = summarize(crawls, [10])["task1"]["10"]
@@ -150,7 +163,9 @@ def test_summary_search_length_ratio_and_holm_corrected_tests(tmp_path: Path) ->
     # best-first never got there on one topic: it counts as longer than any that did
     assert rows["best-first"]["search_length"]["search_length_25pct"]["median"] == 7.0
     assert rows["best-first"]["search_length"]["search_length_25pct"]["reached"] == 3
-    tests = [rows[s][k] for s in ("best-first", "link-value") for k in ("vs_breadth_first", "vs_best_first") if rows[s][k]]
+    tests = [
+        rows[s][k] for s in ("best-first", "link-value") for k in ("vs_breadth_first", "vs_best_first") if rows[s][k]
+    ]
     assert len(tests) == 3  # best-first is not tested against itself
     smallest = min(tests, key=lambda t: t["p"])
     assert smallest["p_holm"] == pytest.approx(3 * smallest["p"])
@@ -225,10 +240,18 @@ def test_a_corpus_read_once_is_not_read_again_for_other_labels(tmp_path: Path, m
     from crawlproject.corpus import reader
     from tests.conftest import html, write_warc
 
-    warc = write_warc(tmp_path / "c.warc.gz", [
-        (f"http://s.test/{i}", 200, [("Content-Type", "text/html")], html(f"page {i} <a href='http://s.test/{i + 1}'>next</a>"))
-        for i in range(3)
-    ])
+    warc = write_warc(
+        tmp_path / "c.warc.gz",
+        [
+            (
+                f"http://s.test/{i}",
+                200,
+                [("Content-Type", "text/html")],
+                html(f"page {i} <a href='http://s.test/{i + 1}'>next</a>"),
+            )
+            for i in range(3)
+        ],
+    )
     reads = []
     real = reader.archived_pages
     monkeypatch.setattr(reader, "archived_pages", lambda path: reads.append(path) or real(path))

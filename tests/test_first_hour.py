@@ -28,7 +28,9 @@ from tests.conftest import (
 CORNELL = "http://www.cs.cornell.edu/"
 
 
-def scrapy(*args: str, cwd: Path = ROOT, settings: dict[str, Any] | None = None, timeout: int = 180) -> subprocess.CompletedProcess[str]:
+def scrapy(
+    *args: str, cwd: Path = ROOT, settings: dict[str, Any] | None = None, timeout: int = 180
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "scrapy", *args]
     for name, value in (settings or {}).items():
         command += ["-s", f"{name}={value}"]
@@ -71,7 +73,10 @@ def test_an_output_folder_of_another_crawl_is_refused_and_a_resumed_crawl_writes
     assert first.returncode == 0, first.log[-2000:]
     again = run_crawl("breadthfirst", out, [CORNELL], webkb_replay.proxy_url, settings={"CLOSESPIDER_ITEMCOUNT": 20})
     assert again.returncode == 2
-    assert f"scrapy crawl: error: FOCUS_OUTPUT_DIR '{out}' already holds another crawl (a breadthfirst crawl started " in again.log
+    assert (
+        f"scrapy crawl: error: FOCUS_OUTPUT_DIR '{out}' already holds another crawl (a breadthfirst crawl started "
+        in again.log
+    )
     assert len(again.history) == len(first.history)  # untouched
     # With JOBDIR: the second run resumes the first, in the same folder, numbering on.
     jobdir = tmp_path / "job"
@@ -167,45 +172,87 @@ def test_the_abstract_base_spider_is_not_listed() -> None:
 @pytest.mark.parametrize(
     ("arguments", "settings", "message"),
     [
-        (["-a", "query=course"], {"FOCUS_FRONTIER_MAX": "lots"},
-         "scrapy crawl: error: FOCUS_FRONTIER_MAX must be a whole number ≥ 1, got 'lots'"),
-        (["-a", "qurey=course"], {},
-         "scrapy crawl: error: unknown spider argument -a qurey: did you mean 'query'? 'bestfirst' takes "
-         "follow_links, good, model, query, scope, seeds, sitemaps, strategy, strategy_label, task, topic_id (a spider subclass declares its own as class attributes)"),
-        (["-a", "query=course", "-a", "seeds=ftp://ftp.example.org/,mailto:x@y.org"], {},
-         "scrapy crawl: error: seed 'ftp://ftp.example.org/' cannot be crawled (bad scheme): seeds must be "
-         "http:// or https:// URLs with a host"),
-        (["-a", "query=course"], {"FOCUS_LABELS": str(WEBKB_LABELS), "FOCUS_RELEVANT": "courses"},
-         f"scrapy crawl: error: FOCUS_RELEVANT names 'courses', but no page of {WEBKB_LABELS} is labelled "
-         "'courses' or below it; its top categories are: course, department, faculty, other, project, staff, student"),
-        (["-a", "query=course"], {"FOCUS_REPLAY_WARC": str(WEBKB_WARC), "FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
-         "scrapy crawl: error: FOCUS_REPLAY_WARC and FOCUS_REPLAY_PROXY are both set: set FOCUS_REPLAY_WARC to start "
-         "a replay for this crawl, or FOCUS_REPLAY_PROXY to use one already running"),
-        (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
-         "scrapy crawl: error: FOCUS_REPLAY_PROXY http://127.0.0.1:9 does not answer (Connection refused): start it "
-         "with `scrapy replay --warc FILE --port PORT`, or set FOCUS_REPLAY_WARC instead"),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_FRONTIER_MAX": "lots"},
+            "scrapy crawl: error: FOCUS_FRONTIER_MAX must be a whole number ≥ 1, got 'lots'",
+        ),
+        (
+            ["-a", "qurey=course"],
+            {},
+            "scrapy crawl: error: unknown spider argument -a qurey: did you mean 'query'? 'bestfirst' takes "
+            "follow_links, good, model, query, scope, seeds, sitemaps, strategy, strategy_label, task, topic_id (a "
+            "spider subclass declares its own as class attributes)",
+        ),
+        (
+            ["-a", "query=course", "-a", "seeds=ftp://ftp.example.org/,mailto:x@y.org"],
+            {},
+            "scrapy crawl: error: seed 'ftp://ftp.example.org/' cannot be crawled (bad scheme): seeds must be "
+            "http:// or https:// URLs with a host",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_LABELS": str(WEBKB_LABELS), "FOCUS_RELEVANT": "courses"},
+            f"scrapy crawl: error: FOCUS_RELEVANT names 'courses', but no page of {WEBKB_LABELS} is labelled "
+            "'courses' or below it; its top categories are: course, department, faculty, other, project, staff, "
+            "student",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_REPLAY_WARC": str(WEBKB_WARC), "FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
+            "scrapy crawl: error: FOCUS_REPLAY_WARC and FOCUS_REPLAY_PROXY are both set: set FOCUS_REPLAY_WARC to "
+            "start "
+            "a replay for this crawl, or FOCUS_REPLAY_PROXY to use one already running",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_REPLAY_PROXY": "http://127.0.0.1:9"},
+            "scrapy crawl: error: FOCUS_REPLAY_PROXY http://127.0.0.1:9 does not answer (Connection refused): start it "
+            "with `scrapy replay --warc FILE --port PORT`, or set FOCUS_REPLAY_WARC instead",
+        ),
         # A misspelled name, a negative budget, strategies and frontiers that are not there
-        (["-a", "query=course"], {"FOCUS_FRONTEIR_MAX": "5"},
-         "scrapy crawl: error: unknown setting FOCUS_FRONTEIR_MAX; did you mean FOCUS_FRONTIER_MAX? "
-         "(every FOCUS_* setting is in docs/settings.md)"),
-        (["-a", "query=course"], {"CLOSESPIDER_PAGECOUNT": "-5"},
-         "scrapy crawl: error: CLOSESPIDER_PAGECOUNT must be ≥ 0, got -5"),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_FRONTEIR_MAX": "5"},
+            "scrapy crawl: error: unknown setting FOCUS_FRONTEIR_MAX; did you mean FOCUS_FRONTIER_MAX? "
+            "(every FOCUS_* setting is in docs/settings.md)",
+        ),
+        (
+            ["-a", "query=course"],
+            {"CLOSESPIDER_PAGECOUNT": "-5"},
+            "scrapy crawl: error: CLOSESPIDER_PAGECOUNT must be ≥ 0, got -5",
+        ),
         # Scrapy's own names misspelt (the budget was silently gone: 653 pages, exit 0)
-        (["-a", "query=course"], {"CLOSESPIDER_PAGECONT": "20"},
-         "scrapy crawl: error: unknown setting CLOSESPIDER_PAGECONT; did you mean CLOSESPIDER_PAGECOUNT? "
-         "(Scrapy's settings: https://docs.scrapy.org/en/latest/topics/settings.html)"),
-        (["-a", "query=course"], {"FOCUS_STRATEGY": "crawlproject.nope.Nope"},
-         "scrapy crawl: error: FOCUS_STRATEGY='crawlproject.nope.Nope' cannot be imported: "
-         "No module named 'crawlproject.nope'"),
-        (["-a", "query=course"], {"FOCUS_STRATEGY": "sharksearch"},
-         "scrapy crawl: error: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a "
-         "strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, "
-         "link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class"),
-        (["-a", "query=course"], {"FOCUS_FRONTIER_BACKEND": "foo.Bar"},
-         "scrapy crawl: error: FOCUS_FRONTIER_BACKEND='foo.Bar' cannot be imported: No module named 'foo'"),
-        (["-a", "query=course"], {"FOCUS_REPLAY_PROXY": "http://127.0.0.1.evil.example:80"},
-         "scrapy crawl: error: FOCUS_REPLAY_PROXY must be http://127.0.0.1:PORT (a loopback address and a port), "
-         "got 'http://127.0.0.1.evil.example:80'"),
+        (
+            ["-a", "query=course"],
+            {"CLOSESPIDER_PAGECONT": "20"},
+            "scrapy crawl: error: unknown setting CLOSESPIDER_PAGECONT; did you mean CLOSESPIDER_PAGECOUNT? "
+            "(Scrapy's settings: https://docs.scrapy.org/en/latest/topics/settings.html)",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_STRATEGY": "crawlproject.nope.Nope"},
+            "scrapy crawl: error: FOCUS_STRATEGY='crawlproject.nope.Nope' cannot be imported: "
+            "No module named 'crawlproject.nope'",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_STRATEGY": "sharksearch"},
+            "scrapy crawl: error: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a "
+            "strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, "
+            "link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_FRONTIER_BACKEND": "foo.Bar"},
+            "scrapy crawl: error: FOCUS_FRONTIER_BACKEND='foo.Bar' cannot be imported: No module named 'foo'",
+        ),
+        (
+            ["-a", "query=course"],
+            {"FOCUS_REPLAY_PROXY": "http://127.0.0.1.evil.example:80"},
+            "scrapy crawl: error: FOCUS_REPLAY_PROXY must be http://127.0.0.1:PORT (a loopback address and a port), "
+            "got 'http://127.0.0.1.evil.example:80'",
+        ),
     ],
 )
 def test_start_up_mistakes_stop_with_one_line(
@@ -243,7 +290,9 @@ def test_a_model_file_that_is_not_ours_says_so(tmp_path: Path) -> None:
 def test_settings_shows_the_add_ons_defaults() -> None:
     shown = scrapy("settings", "--get", "FOCUS_FRONTIER_MAX")
     assert shown.returncode == 0 and shown.stdout.strip() == "100000"
-    assert scrapy("settings", "--get", "SCHEDULER").stdout.strip() == "crawlproject.frontier.scheduler.FrontierScheduler"
+    assert (
+        scrapy("settings", "--get", "SCHEDULER").stdout.strip() == "crawlproject.frontier.scheduler.FrontierScheduler"
+    )
     assert scrapy("settings", "--getbool", "REMOTE_CONTROL_ENABLED").stdout.strip() == "False"
 
 
@@ -252,8 +301,13 @@ def test_help_headings_are_the_sections_only(command: str) -> None:
     shown = scrapy(command, "-h")
     lines = shown.stdout.splitlines()
     headings = [lines[i - 1] for i, line in enumerate(lines) if i and set(line) in ({"="}, {"-"})]
-    assert set(headings) <= {"Usage", "Options", "Global Options", "Look-ahead models (--kind context-graph | link-value)",
-                             "A topic from example pages (--examples)"}
+    assert set(headings) <= {
+        "Usage",
+        "Options",
+        "Global Options",
+        "Look-ahead models (--kind context-graph | link-value)",
+        "A topic from example pages (--examples)",
+    }
     assert "Options" in headings
 
 
@@ -318,16 +372,37 @@ def bad_files(tmp_path: Path) -> dict[str, Path]:
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["train", "--labels", "{webkb_labels}", "--warc", "{not_warc}", "-o", "{tmp}/m.npz", "--cache-dir", ""],
-         "scrapy train: error: not a WARC file: {not_warc} (it does not start with a WARC record)"),
-        (["train", "--labels", "{webkb_labels}", "--warc", "{missing}", "-o", "{tmp}/m.npz"],
-         "scrapy train: error: no such file: {missing}"),
-        (["topics", "--warc", "{webkb_warc}", "--labels", "{labels}", "-o", "{tmp}/t.jsonl"],
-         "scrapy topics: error: line 2 of {labels}: expected url<TAB>category, got ['no tab on this line']"),
-        (["evaluate", "--warc", "{webkb_warc}", "--labels", "{webkb_labels}", "--topics", "{missing}", "{tmp}", "-o", "{tmp}/e.json"],
-         "scrapy evaluate: error: no such file: {missing}"),
-        (["replay", "--warc", "{not_warc}", "--port", "0"],
-         "replay: not a WARC file: {not_warc} (it does not start with a WARC record)"),
+        (
+            ["train", "--labels", "{webkb_labels}", "--warc", "{not_warc}", "-o", "{tmp}/m.npz", "--cache-dir", ""],
+            "scrapy train: error: not a WARC file: {not_warc} (it does not start with a WARC record)",
+        ),
+        (
+            ["train", "--labels", "{webkb_labels}", "--warc", "{missing}", "-o", "{tmp}/m.npz"],
+            "scrapy train: error: no such file: {missing}",
+        ),
+        (
+            ["topics", "--warc", "{webkb_warc}", "--labels", "{labels}", "-o", "{tmp}/t.jsonl"],
+            "scrapy topics: error: line 2 of {labels}: expected url<TAB>category, got ['no tab on this line']",
+        ),
+        (
+            [
+                "evaluate",
+                "--warc",
+                "{webkb_warc}",
+                "--labels",
+                "{webkb_labels}",
+                "--topics",
+                "{missing}",
+                "{tmp}",
+                "-o",
+                "{tmp}/e.json",
+            ],
+            "scrapy evaluate: error: no such file: {missing}",
+        ),
+        (
+            ["replay", "--warc", "{not_warc}", "--port", "0"],
+            "replay: not a WARC file: {not_warc} (it does not start with a WARC record)",
+        ),
         (["replay", "--warc", "{missing}", "--port", "0"], "replay: no such file: {missing}"),
     ],
 )

@@ -32,9 +32,16 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]
     def make(max_size: int = 1000, host_batch: int = 1, host_cap: int = 0, lease: float = 60.0) -> Any:
         if kind.startswith("redis"):
             server = request.getfixturevalue("redis_server")
-            frontier = RedisFrontier(redis.Redis.from_url(server.url), key, max_size, host_batch,
-                                     host_cap=host_cap, lease_seconds=lease, prefetch=4 if kind == "redis-prefetch" else 1,
-                                     seen=BLOOM if kind.endswith("bloom") else None)
+            frontier = RedisFrontier(
+                redis.Redis.from_url(server.url),
+                key,
+                max_size,
+                host_batch,
+                host_cap=host_cap,
+                lease_seconds=lease,
+                prefetch=4 if kind == "redis-prefetch" else 1,
+                seen=BLOOM if kind.endswith("bloom") else None,
+            )
         else:
             # overflow="drop": the shared queue has no spill, and this is the contract both keep
             frontier = MemoryFrontier(max_size, host_batch, jobdir=tmp_path if kind == "jobdir" else None,
@@ -246,7 +253,10 @@ def test_a_dead_workers_leases_come_back_after_they_expire(redis_server: RedisSe
     survivor.open()
     assert sorted(drain(survivor, ack=False)) == ["http://h/0", "http://h/1"]
     assert len(survivor) == 2  # the dead worker's two leases may come back: not done yet
-    client.zadd(f"{key}:leases", {fp: 0 for fp in client.zrange(f"{key}:leases", 0, -1) if fp.decode() not in survivor._trips.held})  # noqa: SLF001 (expire them now, not after a sleep)
+    client.zadd(
+        f"{key}:leases",
+        {fp: 0 for fp in client.zrange(f"{key}:leases", 0, -1) if fp.decode() not in survivor._trips.held},
+    )  # noqa: SLF001 (expire them now, not after a sleep)
     back = drain(survivor)
     assert sorted(back) == sorted(taken)
 

@@ -454,7 +454,9 @@ def test_pops_the_best_url_of_a_slot_that_can_take_one(seed: int, window: int, w
             entry = frontier.pop(PopRule(busy, window, wait=wait, barred=barred))
             order = sorted(model, key=lambda url: (-model[url][0], model[url][1]))
             scores = {url: value for url, (value, _) in model.items()}
-            best = expected_pop(order, scores, busy, window, wait, barred) or (None if window else next(iter(order), None))
+            best = expected_pop(order, scores, busy, window, wait, barred) or (
+                None if window else next(iter(order), None)
+            )
             if best is None:
                 assert entry is None
                 continue

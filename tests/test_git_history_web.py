@@ -53,4 +53,6 @@ def test_a_blogs_history_becomes_a_dated_web(tmp_path: Path) -> None:
     assert "The first post of the harbour blog." in first and "corrected" in corrected
     front = web.texts[versions["/"][1]]
     assert "Posts in 2020" in front and "Ferries" in front and "Hello" in front
-    assert (tmp_path / "web" / "versions.tsv").read_text().count("\n") == 1 + 6  # a row per version, deletions closing one
+    assert (tmp_path / "web" / "versions.tsv").read_text().count(
+        "\n"
+    ) == 1 + 6  # a row per version, deletions closing one

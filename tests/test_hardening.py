@@ -206,11 +206,23 @@ ROBOTS_FAULTS: dict[str, dict[str, Any]] = {
 
 def test_robots_txt_faults_end_in_the_rfc_9309_answer(tmp_path: Path) -> None:
     hosts = [f"http://{name}.test/" for name in ROBOTS_FAULTS]
-    pages = [(f"{host}{path}", 200, HTML, html(f"{path} of {host}")) for host in hosts for path in ("", "secret", "page")]
+    pages = [
+        (f"{host}{path}", 200, HTML, html(f"{path} of {host}")) for host in hosts for path in ("", "secret", "page")
+    ]
     seeds_page = html("".join(f'<a href="{host}secret">s</a> <a href="{host}page">p</a> ' for host in hosts))
-    warc = write_warc(tmp_path / "r.warc.gz", [("http://start.test/", 200, HTML, seeds_page), *pages,
-                                                ("http://moved-rules.test/robots.txt", 200, [("Content-Type", "text/plain")],
-                                                 b"User-agent: *\nDisallow: /secret\n")])
+    warc = write_warc(
+        tmp_path / "r.warc.gz",
+        [
+            ("http://start.test/", 200, HTML, seeds_page),
+            *pages,
+            (
+                "http://moved-rules.test/robots.txt",
+                200,
+                [("Content-Type", "text/plain")],
+                b"User-agent: *\nDisallow: /secret\n",
+            ),
+        ],
+    )
     rules = [{"url": f"http://{name}.test/robots.txt", **rule} for name, rule in ROBOTS_FAULTS.items()]
     faults = tmp_path / "faults.json"
     faults.write_text(json.dumps({"rules": rules}))
@@ -280,16 +292,29 @@ def test_a_bad_allowed_network_is_a_clear_error(tmp_path: Path, setting: str) ->
             "e.g. 10.0.0.0/8,192.168.1.0/24") in result.log
 
 
-@pytest.mark.parametrize(("settings", "said"), [
-    ({"JOBDIR": "{file}"}, "JOBDIR '{file}' is a file: name a folder"),
-    ({"JOBDIR": "{file}/job"}, "JOBDIR '{file}/job' lies under '{file}', a file: name a folder"),
-    ({"FOCUS_OUTPUT_DIR": "{file}"}, "FOCUS_OUTPUT_DIR '{file}' is a file: name a folder"),
-    ({"FOCUS_OUTPUT_DIR": "{file}/out"}, "FOCUS_OUTPUT_DIR '{file}/out' lies under '{file}', a file: name a folder"),
-    ({"REDIS_URL": "notaurl", "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier"},
-     "REDIS_URL 'notaurl' is not a Redis URL"),
-    ({"REDIS_URL": "redis://127.0.0.1:1/0", "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier"},
-     "the shared frontier's Redis at redis://127.0.0.1:1/0 does not answer"),
-])
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"JOBDIR": "{file}"}, "JOBDIR '{file}' is a file: name a folder"),
+        ({"JOBDIR": "{file}/job"}, "JOBDIR '{file}/job' lies under '{file}', a file: name a folder"),
+        ({"FOCUS_OUTPUT_DIR": "{file}"}, "FOCUS_OUTPUT_DIR '{file}' is a file: name a folder"),
+        (
+            {"FOCUS_OUTPUT_DIR": "{file}/out"},
+            "FOCUS_OUTPUT_DIR '{file}/out' lies under '{file}', a file: name a folder",
+        ),
+        (
+            {"REDIS_URL": "notaurl", "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier"},
+            "REDIS_URL 'notaurl' is not a Redis URL",
+        ),
+        (
+            {
+                "REDIS_URL": "redis://127.0.0.1:1/0",
+                "FOCUS_FRONTIER_BACKEND": "crawlproject.distributed.frontier.RedisFrontier",
+            },
+            "the shared frontier's Redis at redis://127.0.0.1:1/0 does not answer",
+        ),
+    ],
+)
 def test_a_bad_folder_or_redis_is_one_line_and_exit_2(tmp_path: Path, settings: dict[str, str], said: str) -> None:
     """These ended in tracebacks (FileExistsError, NotADirectoryError, 'Scraper close failure')."""
     file = tmp_path / "a-file"
@@ -318,8 +343,22 @@ def test_train_names_the_argument_whose_file_is_missing(tmp_path: Path) -> None:
     from tests.conftest import ROOT
 
     assert not (ROOT / "no-such-folder/examples.txt").exists()
-    completed = subprocess.run([sys.executable, "-m", "scrapy", "train", "--examples", "no-such-folder/examples.txt",  # noqa: S603
-                                "-o", str(tmp_path / "topic.npz")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "train",
+            "--examples",
+            "no-such-folder/examples.txt",  # noqa: S603
+            "-o",
+            str(tmp_path / "topic.npz"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines()[-1] == (
         "scrapy train: error: --examples 'no-such-folder/examples.txt' is neither a file nor a comma-separated "

@@ -119,7 +119,9 @@ def test_a_page_is_placed_once_by_the_strategys_judge_and_the_model_keeps_no_pag
     monkeypatch.setattr(model, "place", lambda texts: placed.extend(texts) or place(texts))
     state = set(vars(model))
     index = Page("http://u9.test/courses/", "list of courses offered this semester", [Link("http://u9.test/c/", "cs")])
-    course = Page("http://u9.test/courses/cs1/", "syllabus lecture homework exam grading", [Link("http://u9.test/x/", "x")])
+    course = Page(
+        "http://u9.test/courses/cs1/", "syllabus lecture homework exam grading", [Link("http://u9.test/x/", "x")]
+    )
     judged = [judge.relevance(index), judge.relevance(course)]  # a batch judged before any page's links
     scores = [strategy.score_links(index, judged[0]), strategy.score_links(course, judged[1])]
     assert placed == [index.text, course.text]  # each page placed once
@@ -251,7 +253,9 @@ def test_the_page_classifier_finds_rare_targets_on_a_site_it_never_saw(tmp_path:
     assert min(targets) > 0.5 > max(others)
     model.save(tmp_path / "lv.npz")
     text = page("new", 8)
-    assert LinkValueModel.load(tmp_path / "lv.npz").page_probability(text) == pytest.approx(model.page_probability(text))
+    assert LinkValueModel.load(tmp_path / "lv.npz").page_probability(text) == pytest.approx(
+        model.page_probability(text)
+    )
     with pytest.raises(ValueError, match="target pages and other pages"):
         TargetPageClassifier().fit(model.hasher.transform([["a"], ["b"]]), np.array([True, True]))
 
@@ -276,7 +280,9 @@ def cross_site_graph() -> TrainingGraph:
     course pages, of another site."""
     graph = hand_graph()
     for i in range(4):
-        graph.links[f"http://u{i}.test/"].append(LinkRecord(f"http://u{(i + 1) % 4}.test/courses/", "courses", "teaching"))
+        graph.links[f"http://u{i}.test/"].append(
+            LinkRecord(f"http://u{(i + 1) % 4}.test/courses/", "courses", "teaching")
+        )
     return graph
 
 
@@ -340,7 +346,9 @@ def test_a_site_bound_link_value_takes_its_home_from_the_spiders_seeds(tmp_path:
     only some seed pages: home comes from the list, not from what arrived."""
     LinkValueModel(gamma=0.5, horizon=3, value_scope="domain").fit(cross_site_graph()).save(tmp_path / "lv.npz")
     settings = {"FOCUS_OUTPUT_DIR": str(tmp_path / "out"), "FOCUS_STORE_PAGES": "false"}
-    _, _, spider = open_scheduler(LinkValueSpider, settings, seeds="http://www.new.test/", model=str(tmp_path / "lv.npz"))
+    _, _, spider = open_scheduler(
+        LinkValueSpider, settings, seeds="http://www.new.test/", model=str(tmp_path / "lv.npz")
+    )
     strategy = spider.focus.strategy
     assert isinstance(strategy, LinkValueStrategy)
     away = Page("http://other.test/courses/", "list of courses offered", [
@@ -505,7 +513,9 @@ def page(url: str, text: str, links: list[str], agent: int | None = None) -> Pag
 
 
 def test_infospiders_energy_reproduction_and_death() -> None:
-    spiders = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=3, seed=1)
+    spiders = InfoSpidersStrategy(
+        Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=3, seed=1
+    )
     a0, a1 = spiders.agents[0], spiders.agents[1]
 
     def arrive(fetched: Page) -> float:  # as the spider calls a strategy for each page
@@ -546,7 +556,9 @@ def test_infospiders_links_go_to_their_own_pages_agent_whatever_the_order() -> N
     # The strategy kept only the last page's agent, and a page scored after
     # another arrived "arrived" again: its agent was paid twice, and a sitemap
     # (scored without arriving) took a fetch's energy.
-    spiders = InfoSpidersStrategy(Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=2, seed=1)
+    spiders = InfoSpidersStrategy(
+        Topic(query="course syllabus"), TermAnalyzer(stem=True), agents=2, max_agents=2, seed=1
+    )
     first = page("http://h.test/a", "course syllabus", ["http://h.test/c1"], agent=0)
     second = page("http://h.test/b", "weather news", ["http://h.test/x"], agent=1)
     sims = [judge_and_learn(spiders, first), judge_and_learn(spiders, second)]  # a batch arrives, then links
@@ -613,7 +625,10 @@ def test_a_graph_within_sites_keeps_the_links_a_scoped_crawl_follows() -> None:
     a, b, t = "http://www.cs.x.edu/a", "http://www.y.org/b", "http://lab.x.edu/t"
     graph = TrainingGraph(
         text={a: "home", b: "elsewhere", t: "target"},
-        links={a: [LinkRecord(b, "out", ""), LinkRecord("http://www.x.edu/c", "in", "")], b: [LinkRecord(t, "back", "")]},
+        links={
+            a: [LinkRecord(b, "out", ""), LinkRecord("http://www.x.edu/c", "in", "")],
+            b: [LinkRecord(t, "back", "")],
+        },
         targets={t},
     )
     assert graph.within_sites("any") is graph

@@ -52,7 +52,9 @@ def test_links_scrapy_s_extractor_ignores_are_ignored_and_only_those() -> None:
         "/a.pdf", "/A.PDF", "/b.tar.gz", "/b.gz", "/c.html", "/d", "/e/", "/f.pdf/", "/v1.2/readme", "/g.pdf?x=1",
         "/h.pdf;jsessionid=9", "/i.jpg#top", "/.zip", "/j.docx", "/k.pdf.html", "/l.PdF?download", "/m.tar",
     ]
-    expected = [h for h in hrefs if not url_has_any_extension(f"http://s.test{h}", {f".{e}" for e in IGNORED_EXTENSIONS})]
+    expected = [
+        h for h in hrefs if not url_has_any_extension(f"http://s.test{h}", {f".{e}" for e in IGNORED_EXTENSIONS})
+    ]
     assert [h for h in hrefs if not _ignored_extension(f"http://s.test{h}")] == expected
     assert "/c.html" in expected and "/b.tar.gz" not in expected and "/h.pdf;jsessionid=9" not in expected
     body = "<html><body>" + "".join(f'<a href="{h}">{h}</a>' for h in hrefs) + "</body></html>"

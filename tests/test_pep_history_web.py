@@ -65,7 +65,9 @@ def test_a_peps_history_becomes_a_web_whose_answers_change(tmp_path: Path) -> No
 
 
 def test_the_header_and_its_continuation_lines_are_read() -> None:
-    pep = pep_history.parse(8, "PEP: 8\nTitle: Style Guide\nAuthor: Guido,\n  Barry\nStatus: Active\nType: Process\n\nText.\n")
+    pep = pep_history.parse(
+        8, "PEP: 8\nTitle: Style Guide\nAuthor: Guido,\n  Barry\nStatus: Active\nType: Process\n\nText.\n"
+    )
     assert (pep.title, pep.status, pep.kind) == ("Style Guide", "Active", "Process")
     assert pep.header["Author"] == "Guido, Barry"
     assert pep.body == "<p>Text.</p>"

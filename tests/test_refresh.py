@@ -210,7 +210,10 @@ def test_embarrassment_optimum_spends_on_what_users_are_shown() -> None:
     assert frequencies[3] == 0.0  # never shown: never an embarrassment
     # The optimum's condition: equal weighted marginal freshness w·∂F/∂f for every refreshed page.
     step = 1e-6
-    marginal = [w * (freshness(0.5, f + step) - freshness(0.5, f)) / step for w, f in zip(weights[:2], frequencies[:2], strict=True)]
+    marginal = [
+        w * (freshness(0.5, f + step) - freshness(0.5, f)) / step
+        for w, f in zip(weights[:2], frequencies[:2], strict=True)
+    ]
     assert marginal[0] == pytest.approx(marginal[1], rel=1e-3)
     assert optimal_frequencies(rates, 1.0, np.ones(4)) == pytest.approx(optimal_frequencies(rates, 1.0))
     assert not optimal_frequencies(rates, 1.0, np.zeros(4)).any()
@@ -224,7 +227,9 @@ def test_staleness_optimum_leaves_pages_that_change_too_fast() -> None:
     assert frequencies[3] == frequencies[4] == 0.0  # changing 5× or 50× a week: a weekly budget of 1 cannot keep up
     # The optimum's condition: equal marginal freshness ∂F/∂f for every refreshed page.
     step = 1e-6
-    marginal = [(freshness(r, f + step) - freshness(r, f)) / step for r, f in zip(rates[:3], frequencies[:3], strict=True)]
+    marginal = [
+        (freshness(r, f + step) - freshness(r, f)) / step for r, f in zip(rates[:3], frequencies[:3], strict=True)
+    ]
     assert marginal[0] == pytest.approx(marginal[2], rel=1e-3)
     # On the toy: page 1 changes every week (λ̂ = ln 9 ≈ 2.2) and gets nothing at 1 refresh a week;
     # the others are due in proportion to their frequency × waiting time.
@@ -278,9 +283,12 @@ def test_the_generated_workload_is_the_same_in_every_process() -> None:
 
     from tests.conftest import ROOT
 
-    script = ("from crawlproject.refresh.workload import generate_workload; from crawlproject.web.text import TermAnalyzer; "
-              "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in range(60)]; "
-              "print([q.text for q in generate_workload(pages, TermAnalyzer(), size=15, seed=3)])")
+    script = (
+        "from crawlproject.refresh.workload import generate_workload; from crawlproject.web.text import TermAnalyzer; "
+        "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in "
+        "range(60)]; "
+        "print([q.text for q in generate_workload(pages, TermAnalyzer(), size=15, seed=3)])"
+    )
     outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603
                               env={"PYTHONHASHSEED": str(seed), "PATH": ""}, timeout=120).stdout for seed in (1, 2, 3)}
     assert len(outputs) == 1, outputs
@@ -294,7 +302,13 @@ def test_incremental_refits_equal_a_full_refit() -> None:
     texts = ["apple pie apple", "banana bread", "cherry tart apple", "banana split cherry", "apple banana cherry",
              "durian", "apple apple apple cherry", "banana", "plum"]
     index = VersionIndex(texts, analyzer)
-    workload = [Query("apple", 3.0), Query("banana", 2.0), Query("cherry", 1.0), Query("plum", 4.0), Query("apple pie", 1.0)]
+    workload = [
+        Query("apple", 3.0),
+        Query("banana", 2.0),
+        Query("cherry", 1.0),
+        Query("plum", 4.0),
+        Query("apple pie", 1.0),
+    ]
     column = index.vectorizer.vocabulary_
     repository = [0, 1, 2, 3, 5]  # five pages, as versions
     incremental = GainMeter(index, workload)
@@ -327,9 +341,13 @@ def test_the_closed_form_fit_matches_least_squares() -> None:
     log_rank, log_score = np.log(np.arange(1, ordered.size + 1)), np.log(ordered)
     edges = np.linspace(0, log_rank[-1], 4)
     for number, (lowest, intercept, slope) in enumerate(fitted.pieces):
-        inside = (log_rank >= edges[number]) & ((log_rank < edges[number + 1]) if number < 2 else (log_rank <= edges[3]))
+        inside = (log_rank >= edges[number]) & (
+            (log_rank < edges[number + 1]) if number < 2 else (log_rank <= edges[3])
+        )
         expected_slope, expected_intercept = np.polyfit(log_score[inside], log_rank[inside], 1)
-        assert slope == pytest.approx(expected_slope, rel=1e-6) and intercept == pytest.approx(expected_intercept, rel=1e-6)
+        assert slope == pytest.approx(expected_slope, rel=1e-6) and intercept == pytest.approx(
+            expected_intercept, rel=1e-6
+        )
         assert lowest == pytest.approx(log_score[inside].min())
 
 
@@ -357,11 +375,15 @@ def test_the_head_and_tail_workload_is_the_same_in_every_process() -> None:
 
     from tests.conftest import ROOT
 
-    script = ("from crawlproject.refresh.workload import head_tail_workload; from crawlproject.web.text import TermAnalyzer; "
-              "names = [f'fn_{i}' for i in range(40)] + ['Strings', 'Arrays']; "
-              "texts = [' '.join(f'fn_{j}' for j in range(i % 40)) + ' strings arrays' for i in range(90)]; "
-              "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in range(60)]; "
-              "print([(q.text, q.frequency) for q in head_tail_workload(names, pages, texts, TermAnalyzer(), size=30, head=10, seed=3)])")
+    script = (
+        "from crawlproject.refresh.workload import head_tail_workload; from crawlproject.web.text import TermAnalyzer; "
+        "names = [f'fn_{i}' for i in range(40)] + ['Strings', 'Arrays']; "
+        "texts = [' '.join(f'fn_{j}' for j in range(i % 40)) + ' strings arrays' for i in range(90)]; "
+        "pages = [f'<title>Array function {i}</title><h1>array map callback {i % 7} sort merge</h1>' for i in "
+        "range(60)]; "
+        "print([(q.text, q.frequency) for q in head_tail_workload(names, pages, texts, TermAnalyzer(), size=30, "
+        "head=10, seed=3)])"
+    )
     outputs = {subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,  # noqa: S603
                               env={"PYTHONHASHSEED": str(seed), "PATH": ""}, timeout=120).stdout for seed in (1, 2, 3)}
     assert len(outputs) == 1, outputs

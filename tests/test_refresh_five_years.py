@@ -96,10 +96,14 @@ def hand_over(simulation: RefreshSimulation, snapshot: Snapshot, week: int, fold
     listing, validators = [], {}
     for page in simulation.held.tolist():
         url, version = web.urls[page], int(snapshot.repository[page])
-        body, etag, modified = records[(url, live_from[version])] if version != simulation.index.absent else (b"", None, None)
+        body, etag, modified = (
+            records[(url, live_from[version])] if version != simulation.index.absent else (b"", None, None)
+        )
         name = f"pages/{hashlib.md5(url.encode()).hexdigest()}.html"  # noqa: S324 (a file name)
         (folder / name).write_bytes(body)
-        listing.append(json.dumps({"url": url, "file": name, "fetched_at": format_time(start), "last_modified": modified}))
+        listing.append(
+            json.dumps({"url": url, "file": name, "fetched_at": format_time(start), "last_modified": modified})
+        )
         validators[url] = (etag, modified)
     (folder / "pages.jsonl").write_text("\n".join(listing) + "\n")
     state = RefreshState(folder)
@@ -109,9 +113,14 @@ def hand_over(simulation: RefreshSimulation, snapshot: Snapshot, week: int, fold
         refreshed = state.pages[url]
         refreshed.etag, refreshed.last_modified = validators[url]
         refreshed.deleted = position not in snapshot.candidates
-        refreshed.state = PageState((start + own.last_refresh * WEEK) / DAY,
-                                    ChangeHistory([t * in_days for t in own.history.intervals], list(own.history.changed)),
-                                    own.updates, own.big_updates, [g / in_days for g in own.gains], own.exposure)
+        refreshed.state = PageState(
+            (start + own.last_refresh * WEEK) / DAY,
+            ChangeHistory([t * in_days for t in own.history.intervals], list(own.history.changed)),
+            own.updates,
+            own.big_updates,
+            [g / in_days for g in own.gains],
+            own.exposure,
+        )
     state.runs = [(start + (week - 1) * WEEK) / DAY] if week > 1 else []
     state.save()
 
@@ -139,7 +148,10 @@ def test_the_spider_fetches_what_the_simulation_chose(policy: str, simulation: R
         fetched = {row["canonical_url"]: row["status"] for row in run.history}
         assert set(fetched) == {web.urls[page] for page in chosen}, (policy, week)  # exactly the simulation's choice
         live = web.live(web.start + week * WEEK, simulation.index.absent)
-        changes = {line["url"]: line for line in map(json.loads, (folder / "refresh" / "changes.jsonl").read_text().splitlines())}
+        changes = {
+            line["url"]: line
+            for line in map(json.loads, (folder / "refresh" / "changes.jsonl").read_text().splitlines())
+        }
         for page in chosen:
             url, old, new = web.urls[page], int(snapshot.repository[page]), int(live[page])
             if new == simulation.index.absent:

@@ -30,7 +30,8 @@ SITE = "http://manual.test/"
 
 def page(name: str, text: str, links: tuple[str, ...] = ()) -> bytes:
     anchors = "".join(f'<a href="{SITE}{target}.html">{target}</a> ' for target in links)
-    return f"<html><head><title>{name} manual</title></head><body><h1>{name}</h1><p>{text}</p>{anchors}</body></html>".encode()
+    head = f"<html><head><title>{name} manual</title></head>"
+    return f"{head}<body><h1>{name}</h1><p>{text}</p>{anchors}</body></html>".encode()
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,9 @@ def warc(tmp_path_factory: pytest.TempPathFactory) -> Path:
         writer = WARCWriter(f, gzip=True)
         for week, name, status, body in sorted(versions, key=lambda version: version[0]):
             when = (START + timedelta(weeks=week)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            headers = StatusAndHeaders(f"{status} X", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
-                                       protocol="HTTP/1.0")
+            headers = StatusAndHeaders(
+                f"{status} X", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))], protocol="HTTP/1.0"
+            )
             writer.write_record(writer.create_warc_record(f"{SITE}{name}.html", "response", payload=BytesIO(body),
                                                           length=len(body), http_headers=headers,
                                                           warc_headers_dict={"WARC-Date": when}))
@@ -68,10 +70,18 @@ def warc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def simulation(warc: Path, tmp_path_factory: pytest.TempPathFactory) -> RefreshSimulation:
-    web = load_evolving_web(warc, cache_dir=tmp_path_factory.mktemp("cache"), text="whole")  # a toy web: its pages are all "template"
+    web = load_evolving_web(
+        warc, cache_dir=tmp_path_factory.mktemp("cache"), text="whole"
+    )  # a toy web: its pages are all "template"
     analyzer = TermAnalyzer()
     index = VersionIndex(web.texts, analyzer)
-    workload = [Query("sort", 10.0), Query("string", 5.0), Query("array", 3.0), Query("zebra", 8.0), Query("count array", 2.0)]
+    workload = [
+        Query("sort", 10.0),
+        Query("string", 5.0),
+        Query("array", 3.0),
+        Query("zebra", 8.0),
+        Query("count array", 2.0),
+    ]
     held = web.reachable(web.start, [f"{SITE}home.html"])
     return RefreshSimulation(web, index, QualityMeter(index, workload), GainMeter(index, workload), 0.1, held)
 
@@ -112,8 +122,12 @@ def test_refreshing_every_page_every_week_keeps_q_at_one(simulation: RefreshSimu
 
 def test_the_paper_s_protocol_fits_every_page_on_the_trace_and_schedules_from_it(simulation: RefreshSimulation) -> None:
     fitted = simulation.fit_on_trace(9, 0.1)
-    name = {simulation.web.urls[page].removeprefix(SITE): state for page, state in zip(simulation.held, fitted, strict=True)}
-    assert len(name["sort.html"].history) == 9 and all(gain > 0 for gain in name["sort.html"].gains)  # every update seen
+    name = {
+        simulation.web.urls[page].removeprefix(SITE): state for page, state in zip(simulation.held, fitted, strict=True)
+    }
+    assert len(name["sort.html"].history) == 9 and all(
+        gain > 0 for gain in name["sort.html"].gains
+    )  # every update seen
     assert name["strlen.html"].updates == 0 and not any(name["strlen.html"].gains)
     assert len(name["substr.html"].history) == 3  # found gone at week 3: no later observation
     assert all(state.fitted and state.last_refresh == 0 for state in fitted)
@@ -127,7 +141,9 @@ def test_the_paper_s_protocol_fits_every_page_on_the_trace_and_schedules_from_it
     assert -1 <= simulation.forecastability(fitted, 9) <= 1
 
 
-def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: RefreshSimulation, tmp_path: Path) -> None:
+def test_user_centric_runs_index_their_refreshes_into_a_collection(
+    simulation: RefreshSimulation, tmp_path: Path
+) -> None:
     collection = IndexedCollection(tmp_path / "collection", create=True)
     outcome = simulation.run(policy_named("user-centric"), 2, 9, collection)
     assert outcome.indexing_seconds > 0 and outcome.measuring_seconds > 0 and outcome.refits > 0
@@ -140,7 +156,9 @@ def test_user_centric_runs_index_their_refreshes_into_a_collection(simulation: R
     assert stored["text"] == simulation.web.texts[int(repository[sort_page])]  # the version it last fetched
     assert int(repository[sort_page]) != simulation.web.timeline[sort_page][0][1]  # a refreshed one
     assert collection.page(f"{SITE}orphan.html") is None  # never crawled, never indexed
-    assert sorted(np.unique([page for week in outcome.chosen for page in week]).tolist()) == list(range(len(simulation.held)))
+    assert sorted(np.unique([page for week in outcome.chosen for page in week]).tolist()) == list(
+        range(len(simulation.held))
+    )
     collection.close()
 
 
@@ -150,7 +168,9 @@ def sidebar_web(path: Path, weeks: int = 4) -> Path:
     article = " ".join(["The harbour council approved the new ferry timetable after a long debate."] * 6)
 
     def post(week: int) -> bytes:
-        recent = "".join(f"<li><a href='{SITE}post{n}.html'>Ferry news number {n}</a></li>" for n in range(week, week + 5))
+        recent = "".join(
+            f"<li><a href='{SITE}post{n}.html'>Ferry news number {n}</a></li>" for n in range(week, week + 5)
+        )
         return (f"<html><head><title>Ferry timetable</title></head><body><aside><h2>Recent posts</h2><ul>{recent}"
                 f"</ul></aside><article><h1>Ferry timetable</h1><p>{article}</p></article>"
                 "<footer>Harbour news, every week</footer></body></html>").encode()
@@ -209,8 +229,17 @@ def test_a_change_seen_on_more_pages_is_asked_more() -> None:
     queries = change_workload([({"final", "accepted"}, "Dataclasses"), ({"final"}, "Pattern matching"),
                                ({"final", "draft"}, "Walrus")], TermAnalyzer(), size=20, single_term_share=0.5)
     assert queries[0].text == "final" and queries[0].frequency > queries[1].frequency
-    assert {query.text for query in queries} == {"final", "accepted", "draft", "final dataclasses", "accepted dataclasses",
-                                                 "final pattern", "final matching", "final walrus", "draft walrus"}
+    assert {query.text for query in queries} == {
+        "final",
+        "accepted",
+        "draft",
+        "final dataclasses",
+        "accepted dataclasses",
+        "final pattern",
+        "final matching",
+        "final walrus",
+        "draft walrus",
+    }
 
 
 def test_the_in_link_variant_ranks_by_in_links_and_sees_a_lost_or_gained_term(simulation: RefreshSimulation) -> None:
@@ -230,4 +259,6 @@ def test_the_in_link_variant_ranks_by_in_links_and_sees_a_lost_or_gained_term(si
     sort = int(np.flatnonzero(held == web.urls.index(f"{SITE}sort.html"))[0])
     gains.track(web.live(web.start, absent)[held])
     assert gains.refresh(sort, index.matrix[int(web.live(web.start + 7 * 24 * 3600.0, absent)[held[sort]])]) > 0
-    assert gains.terms.scores(sort) == {int(index.vectorizer.vocabulary_[index.analyzer.terms("stable")[0]]): 2.0}  # S = its in-link score
+    assert gains.terms.scores(sort) == {
+        int(index.vectorizer.vocabulary_[index.analyzer.terms("stable")[0]]): 2.0
+    }  # S = its in-link score

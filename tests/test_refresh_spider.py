@@ -100,14 +100,18 @@ def test_a_year_later_the_refresh_finds_what_changed(replay: ReplayProcess, repo
     assert any(c["changed_fraction"] > 0.1 and c["terms_added"] for c in changes if c["outcome"] == "changed")
     for page in stored:  # the crawl's own files are never overwritten
         rows = truth[page["url"]]
-        assert hashlib.sha1((repository / page["file"]).read_bytes()).hexdigest() == live_version(rows, START)["body_sha1"]  # noqa: S324
+        assert (
+            hashlib.sha1((repository / page["file"]).read_bytes()).hexdigest() == live_version(rows, START)["body_sha1"]
+        )  # noqa: S324
     assert "Refreshed " in run.log and "changed" in run.log
 
     # A week later, the state carries on: validators are ETags now, nothing changed in between.
     later = "2021-10-25T00:00:00Z"
     run = refresh(replay, repository, tmp_path / "run2", "policy=staleness", "budget=30", f"now={later}")
     assert run.returncode == 0, run.log[-3000:]
-    second = [json.loads(line) for line in (repository / "refresh" / "changes.jsonl").read_text().splitlines()][len(changes):]
+    second = [json.loads(line) for line in (repository / "refresh" / "changes.jsonl").read_text().splitlines()][
+        len(changes) :
+    ]
     assert len(second) == 30 and all(c["outcome"] in ("unchanged", "deleted") for c in second), second
     state = json.loads((repository / "refresh" / "state.json").read_text())["pages"]
     assert all(len(state[c["url"]]["intervals"]) == 2 for c in second if c["outcome"] == "unchanged")
@@ -122,7 +126,16 @@ def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, reposito
     import shutil
 
     shutil.copytree(repository, copy, ignore=shutil.ignore_patterns("refresh"))
-    extra = ["-a", f"repository={copy}", "-a", f"crawled_at={START}", "-a", f"workload={workload}", "-a", f"now={LATER}"]
+    extra = [
+        "-a",
+        f"repository={copy}",
+        "-a",
+        f"crawled_at={START}",
+        "-a",
+        f"workload={workload}",
+        "-a",
+        f"now={LATER}",
+    ]
     run = run_crawl("refresh", tmp_path / "run", "", replay.proxy_url, extra_args=extra,
                     settings={"FOCUS_REFRESH_POLICY": "user-centric", "FOCUS_REFRESH_BUDGET": 60,
                               "FOCUS_INDEX_DIR": str(tmp_path / "index")})
@@ -169,9 +182,26 @@ def test_the_refresh_compares_the_main_text_a_sidebars_churn_is_no_change(tmp_pa
         sidebar.clock(later.strftime("%Y-%m-%dT%H:%M:%SZ"))
         for indexed in ("main", "whole"):  # each refreshes its own copy of the week-0 repository
             repository = shutil.copytree(tmp_path / "crawl", tmp_path / f"crawl-{indexed}")
-            run = run_crawl("refresh", tmp_path / indexed, "", sidebar.proxy_url, extra_args=[
-                "-a", f"repository={repository}", "-a", "policy=uniform", "-a", "budget=1", "-a", f"indexed={indexed}",
-                "-a", f"now={later.strftime('%Y-%m-%dT%H:%M:%SZ')}", "-a", f"crawled_at={start.strftime('%Y-%m-%dT%H:%M:%SZ')}"])
+            run = run_crawl(
+                "refresh",
+                tmp_path / indexed,
+                "",
+                sidebar.proxy_url,
+                extra_args=[
+                    "-a",
+                    f"repository={repository}",
+                    "-a",
+                    "policy=uniform",
+                    "-a",
+                    "budget=1",
+                    "-a",
+                    f"indexed={indexed}",
+                    "-a",
+                    f"now={later.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                    "-a",
+                    f"crawled_at={start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                ],
+            )
             assert run.returncode == 0, run.log[-2000:]
     main, whole = (json.loads((tmp_path / f"crawl-{indexed}" / "refresh" / "changes.jsonl").read_text())
                    for indexed in ("main", "whole"))

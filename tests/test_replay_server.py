@@ -70,7 +70,9 @@ def test_robots_default_allows_all(webkb_replay: ReplayProcess) -> None:
 def test_robots_rules_per_host_from_json(tmp_path: Path) -> None:
     warc = write_warc(tmp_path / "t.warc.gz", [("http://a.test/", 200, [("Content-Type", "text/html")], html("a"))])
     rules = tmp_path / "robots.json"
-    rules.write_text(json.dumps({"a.test": "User-agent: *\nDisallow: /private/\n", "*": "User-agent: *\nDisallow: /\n"}))
+    rules.write_text(
+        json.dumps({"a.test": "User-agent: *\nDisallow: /private/\n", "*": "User-agent: *\nDisallow: /\n"})
+    )
     with ReplayProcess(str(warc), robots=str(rules)) as replay:
         assert b"/private/" in fetch(replay.proxy_url, "http://a.test/robots.txt")[2]
         assert b"Disallow: /\n" in fetch(replay.proxy_url, "http://other.test/robots.txt")[2]
@@ -148,7 +150,9 @@ def _cut_warc(tmp_path: Path, gzip: bool) -> tuple[Path, list[str]]:
 
     from warcio.archiveiterator import ArchiveIterator
 
-    pages = [(f"http://cut.test/{n}", 200, [("Content-Type", "text/html")], html(os.urandom(4000).hex())) for n in range(3)]
+    pages = [
+        (f"http://cut.test/{n}", 200, [("Content-Type", "text/html")], html(os.urandom(4000).hex())) for n in range(3)
+    ]
     whole = write_warc(tmp_path / "whole.warc.gz", pages)
     if not gzip:  # the same records, uncompressed
         import gzip as gz
@@ -173,7 +177,9 @@ def test_a_warc_cut_off_inside_a_record_is_said_and_its_torn_page_not_served(tmp
         assert [fetch(proxy, url)[0] for url in urls] == [200, 200, 404]
     warnings = [line for line in stderr if "is cut off" in line]
     assert len(warnings) == 1, stderr[-20:]
-    assert f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read" in warnings[0]
+    assert (
+        f"{cut} is cut off: it ends inside a record, so only the 2 complete responses before it are read" in warnings[0]
+    )
     assert not any("Traceback" in line for line in stderr)
 
 

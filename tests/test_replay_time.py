@@ -58,7 +58,9 @@ def fetch(proxy: str, url: str, **headers: str) -> tuple[int, dict[str, str], by
 
 
 def changed_page(versions: dict[str, list[dict[str, str]]], count: int) -> tuple[str, list[dict[str, str]]]:
-    return next((url, rows) for url, rows in sorted(versions.items()) if len(rows) >= count and rows[0]["live_from"] == START)
+    return next(
+        (url, rows) for url, rows in sorted(versions.items()) if len(rows) >= count and rows[0]["live_from"] == START
+    )
 
 
 def test_each_version_is_served_from_the_time_it_went_live(replay: ReplayProcess, versions: Any) -> None:
@@ -76,7 +78,9 @@ def test_each_version_is_served_from_the_time_it_went_live(replay: ReplayProcess
 
 
 def test_pages_created_and_deleted_inside_the_window(replay: ReplayProcess, versions: Any) -> None:
-    created = next(url for url, rows in sorted(versions.items()) if rows[0]["live_from"] > START and rows[0]["body_sha1"])
+    created = next(
+        url for url, rows in sorted(versions.items()) if rows[0]["live_from"] > START and rows[0]["body_sha1"]
+    )
     deleted = next(url for url, rows in sorted(versions.items()) if rows[-1]["live_until"])  # its last version ends
     born = parse_time(versions[created][0]["live_from"])
     replay.clock(born - 60)

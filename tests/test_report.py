@@ -24,7 +24,9 @@ def test_a_crawl_ends_with_a_report_that_renders_in_a_browser(tmp_path: Path) ->
     assert f"Crawl report: {report}" in result.log
     relevant = [r for r in result.history if r["relevant"]]
     assert relevant, "the judge called no page relevant: nothing to list"
-    assert result.summary["relevant_called"] == len(relevant) and result.summary["judge"]["judge"] == "query-tf+labels"  # the dashboard's labels can teach it
+    assert (
+        result.summary["relevant_called"] == len(relevant) and result.summary["judge"]["judge"] == "query-tf+labels"
+    )  # the dashboard's labels can teach it
 
     driver = chromium("1200,1600")
     try:
@@ -68,4 +70,7 @@ def test_scrapy_report_makes_it_again_and_says_what_is_wrong(tmp_path: Path) -> 
     empty.mkdir()
     completed = scrapy("report", str(empty))
     assert completed.returncode == 2
-    assert last_line(completed) == f"scrapy report: error: {empty} holds no crawl (no history.jsonl): name a crawl's output folder"
+    assert (
+        last_line(completed)
+        == f"scrapy report: error: {empty} holds no crawl (no history.jsonl): name a crawl's output folder"
+    )

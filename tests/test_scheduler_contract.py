@@ -33,7 +33,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_warc(folder / "contract.warc.gz", pages)
 
 
-def crawl(site: Path, tmp_path: Path, case: str, count: int = 3, latency_ms: float = 0, **settings: Any) -> tuple[list[tuple[str, str]], str]:
+def crawl(
+    site: Path, tmp_path: Path, case: str, count: int = 3, latency_ms: float = 0, **settings: Any
+) -> tuple[list[tuple[str, str]], str]:
     """Run the contract spider; return ``(method, url)`` of every page the
     replay answered, in order of arrival (robots.txt left out), and the log."""
     access_log = tmp_path / f"{case}-{next(_RUNS)}.access.log"

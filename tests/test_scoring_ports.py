@@ -209,7 +209,9 @@ def test_the_examples_model_reports_the_share_and_recall_it_will_see_where_relev
     shared = ["page", "home", "news", "contact", "about", "music", "band"]
 
     def relevant() -> str:
-        return " ".join(rng.choice(topic, 10).tolist() + rng.choice(shared, 6).tolist() + rng.choice(other, 10).tolist())
+        return " ".join(
+            rng.choice(topic, 10).tolist() + rng.choice(shared, 6).tolist() + rng.choice(other, 10).tolist()
+        )
 
     def irrelevant() -> str:
         return " ".join(rng.choice(other, 20).tolist() + rng.choice(shared, 6).tolist())

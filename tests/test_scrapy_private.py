@@ -29,7 +29,9 @@ def test_a_slot_tells_its_load_where_the_slot_watch_reads_it() -> None:
     slot = Slot(concurrency=2, delay=0.0, jitter=0.0)
     assert slot.concurrency == 2 and isinstance(slot.active, set)
     assert "slot.active.add(request)" in inspect.getsource(Downloader)  # active: queued in the slot or transferring
-    assert "slot.lastseen = now" in inspect.getsource(Downloader) and "now = monotonic()" in inspect.getsource(Downloader)
+    assert "slot.lastseen = now" in inspect.getsource(Downloader) and "now = monotonic()" in inspect.getsource(
+        Downloader
+    )
     assert Downloader.DOWNLOAD_SLOT == "download_slot"
     # a request is in its slot, named in its meta, when request_reached_downloader is sent
     enqueue = inspect.getsource(Downloader._enqueue_request)

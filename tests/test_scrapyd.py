@@ -55,7 +55,9 @@ def test_deploy_schedule_and_read_results_through_scrapyd(tmp_path: Path) -> Non
         deploy(scrapyd)
         assert untracked() == before  # no setup.py or build files left behind
         spiders = api(scrapyd, "listspiders.json?project=crawlproject")
-        assert spiders["status"] == "ok" and "bestfirst" in spiders["spiders"] and "focused-base" not in spiders["spiders"]
+        assert (
+            spiders["status"] == "ok" and "bestfirst" in spiders["spiders"] and "focused-base" not in spiders["spiders"]
+        )
         scheduled = api(scrapyd, "schedule.json", [
             ("project", "crawlproject"), ("spider", "bestfirst"),
             ("query", "course syllabus lecture homework"), ("seeds", "http://www.cs.cornell.edu/"),

@@ -105,7 +105,11 @@ def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
     home = HomeSites("domain", ["http://www.cs.home.edu/"])
     soft = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model())
     soft_focus = bound_to(soft, home)
-    links = [Link("http://www.cs.home.edu/c1", ""), Link("http://lab.home.edu/c2", ""), Link("http://www.far.edu/c3", "")]
+    links = [
+        Link("http://www.cs.home.edu/c1", ""),
+        Link("http://lab.home.edu/c2", ""),
+        Link("http://www.far.edu/c3", ""),
+    ]
     at_home = Page("http://www.cs.home.edu/", "homework lecture exam", links)
     away = Page("http://www.far.edu/", "homework lecture exam", links)
     r_home, r_away = arrive(soft, at_home), arrive(soft, away)
@@ -113,7 +117,9 @@ def test_a_site_bound_topic_gives_nothing_away_from_home() -> None:
     assert soft_focus.score_links(at_home, r_home) == [r_home, r_home, AWAY]
     assert soft_focus.score_links(away, r_away) == [0.0, 0.0, AWAY]
     hard = ChakrabartiStrategy(Topic(good=("course",)), TermAnalyzer(), model(), hard=True, reserve=True)
-    reserved = bound_to(hard, home).score_links(away, arrive(hard, away))  # never expanded: a course page of no interest
+    reserved = bound_to(hard, home).score_links(
+        away, arrive(hard, away)
+    )  # never expanded: a course page of no interest
     assert reserved == [-1.0, -1.0, AWAY] and min(reserved[:2]) > AWAY
 
 
@@ -169,7 +175,11 @@ def learning_crawl(home: HomeSites | None = None) -> tuple[Any, OnlineLearner, F
     )
     learner = OnlineLearner(taxonomy_model, every=3, confidence=0.9)
     focused = ChakrabartiStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler),
+        Topic(good=("course",)),
+        TermAnalyzer(),
+        taxonomy_model,
+        learner=learner,
+        frontier=CrawlerFrontier(crawler, scheduler),
     )
     return scheduler, learner, Focus(focused.classifier, focused, home)
 
@@ -198,7 +208,9 @@ def test_retraining_rescores_the_queued_urls_and_changes_their_order() -> None:
 
 def test_learning_raises_nothing_away_from_home() -> None:
     scheduler, _, focused = learning_crawl(HomeSites("domain", ["www.home.edu"]))
-    at_home = Page("http://www.home.edu/p1", "zeta zeta zeta", [Link("http://www.home.edu/a", ""), Link("http://x.edu/b", "")])
+    at_home = Page(
+        "http://www.home.edu/p1", "zeta zeta zeta", [Link("http://www.home.edu/a", ""), Link("http://x.edu/b", "")]
+    )
     away = Page("http://y.edu/p2", "zeta zeta zeta", [Link("http://www.home.edu/back", "")])  # a link back home
     for parent in (at_home, away):
         relevance = arrive(focused, parent)
@@ -221,7 +233,11 @@ def test_rescoring_keeps_seeds_and_promoted_urls_in_place() -> None:
     taxonomy_model = model()
     learner = OnlineLearner(taxonomy_model, every=1, confidence=0.0)
     focused = ChakrabartiStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler)
+        Topic(good=("course",)),
+        TermAnalyzer(),
+        taxonomy_model,
+        learner=learner,
+        frontier=CrawlerFrontier(crawler, scheduler),
     )
     scheduler.enqueue_request(Request("http://promoted/", meta={SCORE_KEY: 1.5, PROMOTED_KEY: "http://hub/"}))
     scheduler.enqueue_request(Request("http://plain/", meta={SCORE_KEY: 0.7}))
@@ -247,7 +263,11 @@ def test_online_learning_classifies_each_page_a_bounded_number_of_times() -> Non
     taxonomy_model.proba = counting_proba  # type: ignore[method-assign]
     learner = OnlineLearner(taxonomy_model, every=5, confidence=0.0)
     focused = ChakrabartiStrategy(
-        Topic(good=("course",)), TermAnalyzer(), taxonomy_model, learner=learner, frontier=CrawlerFrontier(crawler, scheduler)
+        Topic(good=("course",)),
+        TermAnalyzer(),
+        taxonomy_model,
+        learner=learner,
+        frontier=CrawlerFrontier(crawler, scheduler),
     )
     texts = ["homework lecture exam", "resume advisor thesis", "syllabus austin", "hobbies ithaca"]
     pages = 400

@@ -72,8 +72,18 @@ def test_a_pages_links_featurized_together_are_featurized_as_each_alone(monkeypa
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(300)]
     pages = [
-        [link_tokens(rng.choice(words, 3).tolist(), rng.choice(words, 8).tolist(), f"http://h{n % 7}.test/d{n % 5}/{n}.html",
-                     "http://h0.test/", float(rng.random())) if n % 9 else [] for n in range(size)]
+        [
+            link_tokens(
+                rng.choice(words, 3).tolist(),
+                rng.choice(words, 8).tolist(),
+                f"http://h{n % 7}.test/d{n % 5}/{n}.html",
+                "http://h0.test/",
+                float(rng.random()),
+            )
+            if n % 9
+            else []
+            for n in range(size)
+        ]
         for size in rng.integers(1, 30, 40)
     ]
     monkeypatch.setattr(model, "TOKENS_CACHED", 50)  # the cache is cleared many times over
@@ -113,7 +123,9 @@ def test_before_any_update_the_order_is_sharksearchs() -> None:
     relevance = JUDGE.score(HUB)
     expected = shark.score_links(HUB, relevance)
     found = learner.score_links(HUB, judge_and_learn(learner, HUB, JUDGE))
-    assert np.argsort(-np.array(found), kind="stable").tolist() == np.argsort(-np.array(expected), kind="stable").tolist()
+    assert (
+        np.argsort(-np.array(found), kind="stable").tolist() == np.argsort(-np.array(expected), kind="stable").tolist()
+    )
     assert found == pytest.approx(expected, abs=1e-5)  # the prior itself, but for a 1e-6 tie
 
 
@@ -202,7 +214,9 @@ def test_experiences_travel_between_workers_and_teach_the_same() -> None:
     strategy = learner_strategy()
     strategy.learner = one
     strategy.score_links(HUB, 0.2)
-    examples = [Experience(features, 0.5 if i % 2 else None) for i, (features, _) in enumerate(strategy.pending.values())]
+    examples = [
+        Experience(features, 0.5 if i % 2 else None) for i, (features, _) in enumerate(strategy.pending.values())
+    ]
     for experience in unpack_all(pack_all(examples)):
         two.add(experience)
     for experience in examples:

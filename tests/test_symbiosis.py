@@ -90,7 +90,10 @@ def test_the_json_api(built_index: Path, serve: Any, tmp_path: Path) -> None:
     status, links = server.get("/api/backlinks", url=hit["url"])
     assert status == 200 and len(links["backlinks"]) == hit["referrers"]
     assert server.get("/api/search", q="")[0] == 400
-    assert server.get("/api/search", q="computer", page="zero") == (400, {"error": "page must be a whole number, got 'zero'"})
+    assert server.get("/api/search", q="computer", page="zero") == (
+        400,
+        {"error": "page must be a whole number, got 'zero'"},
+    )
     assert server.get("/api/nothing")[0] == 404
     assert server.get("/api/status")[1]["pages"] > 10
 
@@ -178,8 +181,23 @@ def test_theta_stops_a_query_when_its_seeds_repeat(built_index: Path, webkb_repl
     index = copy_index(built_index, tmp_path / "index")
     queries = tmp_path / "queries.txt"
     queries.write_text(QUERY_FILE)
-    night = symbiosis(index, queries, "--max-iter", "3", "--theta", "0", "--n-hits", "3", "--max-index", "30", "--tfidf",
-                      "-s", f"FOCUS_REPLAY_PROXY={webkb_replay.proxy_url}", "-s", "DOWNLOAD_DELAY=0")
+    night = symbiosis(
+        index,
+        queries,
+        "--max-iter",
+        "3",
+        "--theta",
+        "0",
+        "--n-hits",
+        "3",
+        "--max-index",
+        "30",
+        "--tfidf",
+        "-s",
+        f"FOCUS_REPLAY_PROXY={webkb_replay.proxy_url}",
+        "-s",
+        "DOWNLOAD_DELAY=0",
+    )
     _, err = night.communicate(timeout=600)
     assert night.returncode == 0, err[-3000:]
     runs = night_report(index)[0]["queries"]

@@ -149,7 +149,7 @@ def unknown_spider(name: str, known: list[str]) -> str:
 
     >>> unknown_spider("bestfrist", ["bestfirst", "breadthfirst"])
     "no spider named 'bestfrist': did you mean 'bestfirst'? The project's spiders: bestfirst, breadthfirst (scrapy list)"
-    """
+    """  # noqa: E501 (a doctest's output line)
     import difflib
 
     close = difflib.get_close_matches(name, known, n=1)

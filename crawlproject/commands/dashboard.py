@@ -33,7 +33,9 @@ class Command(ProjectCommand):
         super().add_options(parser)
         parser.add_argument("--crawl", help="the crawl's output folder (FOCUS_OUTPUT_DIR)")
         parser.add_argument("--jobdir", help="the crawl's JOBDIR, where its labels are kept (default: the folder)")
-        parser.add_argument("--labels", help="a labels file (url<TAB>category): the evaluation's relevance, as FOCUS_LABELS")
+        parser.add_argument(
+            "--labels", help="a labels file (url<TAB>category): the evaluation's relevance, as FOCUS_LABELS"
+        )
         parser.add_argument("--relevant", default="", help="relevant categories of --labels, as FOCUS_RELEVANT")
         parser.add_argument("--redis", help="the Redis of a distributed crawl (REDIS_URL)")
         parser.add_argument("--key", default="", help="its frontier's key (FOCUS_REDIS_KEY with the spider's name)")
@@ -64,7 +66,9 @@ class Command(ProjectCommand):
                 relevant = parse_categories(opts.relevant, set(labels.values()))
                 relevant_label = lambda url: is_relevant(labels.get(url), relevant)  # noqa: E731
             backend = FolderBackend(folder, Path(opts.jobdir or folder) / "user-labels.tsv", relevant_label)
-            spider = opts.spider or str(json.loads((folder / "crawl.json").read_text(encoding="utf-8")).get("spider") or "crawl")
+            spider = opts.spider or str(
+                json.loads((folder / "crawl.json").read_text(encoding="utf-8")).get("spider") or "crawl"
+            )
             registry.register(CrawlCollector(lambda: [backend.snapshot()], spider))
         elif opts.redis and opts.key:
             import redis

@@ -33,8 +33,12 @@ class Command(ProjectCommand):
         super().add_options(parser)
         add_arguments(parser)
         parser.add_argument(
-            "--text-from", action="append", default=[], metavar="CORPUS",
-            help="a corpus folder (WARC + labels.tsv) whose paragraphs the synthetic web's pages recombine (repeatable)",
+            "--text-from",
+            action="append",
+            default=[],
+            metavar="CORPUS",
+            help="a corpus folder (WARC + labels.tsv) whose paragraphs the synthetic web's pages recombine "
+            "(repeatable)",
         )
         parser.add_argument("--cache-dir", default=".cache", help="where the paragraph pool is kept")
 

@@ -57,4 +57,6 @@ class Command(ProjectCommand):
         for rank, hit in enumerate(results.hits, first):
             votes = ", ".join(f"{term} ×{count}" for term, count in hit.votes.items())
             print(f"\n{rank:>3}. {hit.title or '(no title)'}\n     {hit.url}\n     {hit.snippet_text(('[', ']'))}")
-            print(f"     score {hit.score:.3f}; {hit.referrers} referring pages" + (f"; votes {votes}" if votes else ""))
+            print(
+                f"     score {hit.score:.3f}; {hit.referrers} referring pages" + (f"; votes {votes}" if votes else "")
+            )

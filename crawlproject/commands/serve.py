@@ -28,8 +28,11 @@ class Command(ProjectCommand):
         parser.add_argument("--index", required=True, help="index folder")
         parser.add_argument("--port", type=int, default=8080, help="0: any free port (printed)")
         parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")
-        parser.add_argument("--no-query-log", action="store_true",
-                            help="do not log the queries answered (INDEX/queries.log, what `scrapy symbiosis --from-log` reads)")
+        parser.add_argument(
+            "--no-query-log",
+            action="store_true",
+            help="do not log the queries answered (INDEX/queries.log, what `scrapy symbiosis --from-log` reads)",
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         from twisted.internet import reactor

@@ -33,8 +33,11 @@ class Command(ProjectCommand):
         parser.add_argument("--max-seeds", type=int, default=10)
         parser.add_argument("--seed-fraction", type=float, default=0.25)
         parser.add_argument(
-            "--query", choices=QUERY_KINDS, default="category",
-            help="the crawler's keywords: the category path's words, its short name (first and last parts), or the seed pages' most telling terms",
+            "--query",
+            choices=QUERY_KINDS,
+            default="category",
+            help="the crawler's keywords: the category path's words, its short name (first and last parts), "
+            "or the seed pages' most telling terms",
         )
         parser.add_argument("--tfidf-terms", type=int, default=0, help="add the top K TF-IDF terms of the examples")
         parser.add_argument("--seed", type=int, default=1, help="random seed of the seed/target split")

@@ -54,7 +54,9 @@ class Command(ProjectCommand):
         source.add_argument(
             "--index", help="context graph only: layers from a search index's backlink queries (FOCUS_INDEX_DIR)",
         )
-        parser.add_argument("-o", "--output", required=True, help="model file to write (.npz: arrays and JSON, no pickle)")
+        parser.add_argument(
+            "-o", "--output", required=True, help="model file to write (.npz: arrays and JSON, no pickle)"
+        )
         parser.add_argument(
             "--holdout", type=float, default=0.2,
             help="fraction of pages held out to report accuracy per level (0: no report)",
@@ -118,7 +120,9 @@ class Command(ProjectCommand):
         if not opts.labels or not (opts.warc or opts.pages or opts.index):
             raise UsageError("give --labels and the pages (--warc, --pages or --index), or --examples URLS")
         if opts.index and opts.kind == "taxonomy":
-            raise UsageError("--index trains the context graph (--kind context-graph); the taxonomy model takes --warc or --pages")
+            raise UsageError(
+                "--index trains the context graph (--kind context-graph); the taxonomy model takes --warc or --pages"
+            )
         for path in (opts.labels, opts.warc):
             if path and not Path(path).is_file():
                 raise FileNotFoundError(2, "no such file", path)
@@ -177,7 +181,9 @@ class Command(ProjectCommand):
         from crawlproject.spiders.seeds import parse_seeds
 
         if opts.kind != "taxonomy" or opts.labels or opts.warc or opts.pages or opts.index:
-            raise UsageError("--examples trains a classifier from example URLs alone: no --labels, --warc, --pages or --kind")
+            raise UsageError(
+                "--examples trains a classifier from example URLs alone: no --labels, --warc, --pages or --kind"
+            )
         relevant = parse_seeds(opts.examples, "--examples ")
         negatives = parse_seeds(opts.negatives, "--negatives ") if opts.negatives else []
         near = parse_seeds(opts.seeds, "--seeds ") if opts.seeds else relevant
@@ -262,7 +268,9 @@ class Command(ProjectCommand):
         if not good:
             raise UsageError(f"--kind {opts.kind} needs --good CATEGORY[,CATEGORY…]: the pages to look ahead to")
         if opts.index and opts.kind != "context-graph":
-            raise UsageError("--index serves the context graph only: its links have no anchors to learn link values from")
+            raise UsageError(
+                "--index serves the context graph only: its links have no anchors to learn link values from"
+            )
         if not (opts.warc or opts.index):
             raise UsageError(
                 f"--kind {opts.kind} learns from a link graph: give --warc (a corpus, or a crawl's WARC)"
@@ -286,7 +294,10 @@ class Command(ProjectCommand):
         except LabelsError as exc:
             raise ValueError(str(exc)) from None
         graph = graph.within_sites(opts.within)
-        print(f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, {len(graph.targets)} targets ({', '.join(good)})")
+        print(
+            f"{len(graph.text)} pages, {sum(map(len, graph.links.values()))} links, "
+            f"{len(graph.targets)} targets ({', '.join(good)})"
+        )
         home = [url.strip() for url in opts.home.split(",") if url.strip()]
         model: ContextGraphModel | LinkValueModel
         if opts.kind == "context-graph":

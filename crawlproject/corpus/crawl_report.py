@@ -132,7 +132,12 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
     rows = [("pages fetched", f"{len(history):,} ({ok:,} ok)"),
             ("relevant, as the judge called them", f"{called:,}")]
     if "relevant_pages" in summary:
-        rows.append(("relevant, by the labels", f"{summary['relevant_pages']:,} (harvest rate {summary.get('harvest_rate', 0):.1%})"))
+        rows.append(
+            (
+                "relevant, by the labels",
+                f"{summary['relevant_pages']:,} (harvest rate {summary.get('harvest_rate', 0):.1%})",
+            )
+        )
     judge = summary.get("judge") or {}
     precision = judge.get("precision")
     answered = summary.get("answers")
@@ -141,16 +146,29 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
                                      f"{answered['sample']} on a fair sample of its calls"))
         rows.append(("the collection's precision", answered["precision"]["said"]))
     if precision:
-        rows.append(("the judge's precision (estimated)",
-                     f"{precision['value']:.0%} ({precision['low']:.0%}–{precision['high']:.0%}, from its {precision['basis']})"))
+        rows.append(
+            (
+                "the judge's precision (estimated)",
+                f"{precision['value']:.0%} ({precision['low']:.0%}–{precision['high']:.0%}, "
+                f"from its {precision['basis']})",
+            )
+        )
     elif judge:
         rows.append(("the judge's precision (estimated)", "unknown: label pages in the dashboard to estimate it"))
     measured = summary.get("judge_by_labels")
     if measured:  # the crawl had labels (FOCUS_LABELS): the judge's calls measured by them
-        rows.append(("the judge's precision, by the labels", (
-            f"{measured['precision']:.0%} ({measured['low']:.0%}–{measured['high']:.0%}): "
-            f"{measured['labelled_relevant']:,} of the {measured['called']:,} pages it called relevant are labelled relevant"
-        ) if measured.get("called") else "– (it called no page relevant)"))
+        rows.append(
+            (
+                "the judge's precision, by the labels",
+                (
+                    f"{measured['precision']:.0%} ({measured['low']:.0%}–{measured['high']:.0%}): "
+                    f"{measured['labelled_relevant']:,} of the {measured['called']:,} pages it called relevant "
+                    "are labelled relevant"
+                )
+                if measured.get("called")
+                else "– (it called no page relevant)",
+            )
+        )
     if judge.get("threshold") is not None:
         rows.append(("called relevant from relevance", f"{judge['threshold']:.3g}"))
     left = summary.get("remaining")
@@ -162,7 +180,9 @@ def _figures(summary: dict[str, Any], history: list[dict[str, Any]], called: int
                      + f"; {left['rate_now']:.3f} per fetch now"))
     if summary.get("elapsed_seconds") is not None:
         rows.append(("time", f"{summary['elapsed_seconds']:.0f} s, {summary.get('pages_per_second', 0):.1f} pages/s"))
-    rows.append(("stopped because", str(summary.get("finish_reason", "unknown (no summary: still running, or killed)"))))
+    rows.append(
+        ("stopped because", str(summary.get("finish_reason", "unknown (no summary: still running, or killed)")))
+    )
     return rows
 
 
@@ -198,10 +218,23 @@ def render(folder: Path) -> str:
         f"<td>{r.get('order', '')}</td><td class='path'>{_path_html(path_to(r, by_url))}</td></tr>"
         for r in relevant[:LISTED_PAGES]
     )
-    more = f"<p>… and {len(relevant) - LISTED_PAGES} more (history.jsonl has them all).</p>" if len(relevant) > LISTED_PAGES else ""
-    figures = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in _figures(summary, history, len(relevant)))
-    no_judge = "" if any(r.get("relevant") is not None for r in history) else (
-        "<p class='note'>This crawl had no judge (a strategy without one, or a plain spider): no page is called relevant.</p>")
+    more = (
+        f"<p>… and {len(relevant) - LISTED_PAGES} more (history.jsonl has them all).</p>"
+        if len(relevant) > LISTED_PAGES
+        else ""
+    )
+    figures = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+        for k, v in _figures(summary, history, len(relevant))
+    )
+    no_judge = (
+        ""
+        if any(r.get("relevant") is not None for r in history)
+        else (
+            "<p class='note'>This crawl had no judge (a strategy without one, or a plain spider): "
+            "no page is called relevant.</p>"
+        )
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Crawl report: {html.escape(name or folder.name)}</title>
 <style>
@@ -223,7 +256,7 @@ td.path {{ font-size: 0.9em; color: #555; }} a {{ color: #1a5fb4; text-decoratio
 <h2>Hosts ({len(hosts)})</h2>
 <table id="hosts"><tr><th>host</th><th>fetched</th><th>ok</th><th>relevant</th><th>dead</th></tr>{host_rows}</table>
 </body></html>
-"""
+"""  # noqa: E501 (the page's own CSS and table heads)
 
 
 def write_report(folder: str | Path, output: str | Path | None = None) -> Path:

@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-_CACHE_VERSION = 5  # 2: outlinks without fragments, deduplicated; 3: revisit records read; 4: crawlproject.corpus; 5: pages and labels apart
+_CACHE_VERSION = 5  # raised whenever what a cached corpus holds changes
 DEFAULT_MAX_BYTES = 102400  # the crawler's default page cut (docs/methods.md §1)
 
 

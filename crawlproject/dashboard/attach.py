@@ -129,7 +129,11 @@ def merge(states: list[dict[str, Any]]) -> dict[str, Any]:
 
     pages = {name: total(("pages", name)) for name, value in first["pages"].items() if not isinstance(value, str)}
     by = first["pages"].get("harvest_by", "judge")
-    relevant = pages["labelled_relevant"] if by == "labels" and pages.get("labelled_relevant") is not None else pages["judged_relevant"]
+    relevant = (
+        pages["labelled_relevant"]
+        if by == "labels" and pages.get("labelled_relevant") is not None
+        else pages["judged_relevant"]
+    )
     pages["harvest"] = round(relevant / pages["ok"], 4) if pages["ok"] else 0.0
     pages["harvest_by"] = by
     pages["judged_harvest"] = round(pages["judged_relevant"] / pages["ok"], 4) if pages["ok"] else 0.0

@@ -79,5 +79,7 @@ class CrawlCollector:
             refused.add_metric([*values, reason], count)
         yield refused
         yield counter("crawl_politeness_waits", "Requests held back for a host's turn", state["politeness"]["waits"])
-        yield counter("crawl_user_labels", "Pages the user labelled", state["labels"]["relevant"] + state["labels"]["irrelevant"])
+        yield counter(
+            "crawl_user_labels", "Pages the user labelled", state["labels"]["relevant"] + state["labels"]["irrelevant"]
+        )
         yield gauge("crawl_finished", "1 once the crawl has ended", 1.0 if state["finished"] else 0.0)

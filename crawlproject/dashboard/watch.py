@@ -108,7 +108,9 @@ class CrawlWatch:
         first = self.series[0]
         return (now[1] - first[1]) / max(now[0] - first[0], 1e-9)
 
-    def snapshot(self, stats: Mapping[str, Any], frontier_scores: list[float], learning: dict[str, Any]) -> dict[str, Any]:
+    def snapshot(
+        self, stats: Mapping[str, Any], frontier_scores: list[float], learning: dict[str, Any]
+    ) -> dict[str, Any]:
         now = self.clock()
         recent = Counter(host for t, host in self.recent_hosts if now - t <= 60)
         refusals = {

@@ -63,7 +63,10 @@ def reachable_redis(settings: Any, connect: Callable[[Any], Any]) -> Any:
     cannot reach its frontier must not start)."""
     from redis.exceptions import RedisError
 
-    url = settings.get("REDIS_URL") or f"redis://{settings.get('REDIS_HOST', 'localhost')}:{settings.get('REDIS_PORT', 6379)}"
+    url = (
+        settings.get("REDIS_URL")
+        or f"redis://{settings.get('REDIS_HOST', 'localhost')}:{settings.get('REDIS_PORT', 6379)}"
+    )
     try:
         server = connect(settings)
     except ValueError as exc:

@@ -104,7 +104,9 @@ class SharedExperience:
         done.addErrback(self._failed, outgoing, verdicts)
         done.addBoth(self._idle)
 
-    async def _exchange(self, outgoing: list[Experience], verdicts: list[tuple[str, float | None]] | None = None) -> None:
+    async def _exchange(
+        self, outgoing: list[Experience], verdicts: list[tuple[str, float | None]] | None = None
+    ) -> None:
         verdicts = verdicts or []
         if outgoing or verdicts:
             message: dict[str, Any] = {"worker": self.worker, "batch": pack_all(outgoing)}

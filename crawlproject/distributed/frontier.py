@@ -181,7 +181,7 @@ class RedisFrontier:
             self._trips.give_back_everything()
             self._courier.now()
             if not self.persist:
-                self._trips.count += self.identity.end_if_drained(self._trips.count_pending())  # cleared: one round trip
+                self._trips.count += self.identity.end_if_drained(self._trips.count_pending())  # one round trip
             self._trips.publish()
             return None
         assert self.in_thread is not None
@@ -297,9 +297,9 @@ class RedisFrontier:
         fp = fingerprint(key)
         self._trips.held.pop(fp, None)
         self._trips.outbox.settle("ack", fp)
-        # A page done: its links and its lease go together, in order, within
-        # FLUSH_SECONDS (a worker killed before loses only leases: refetched).
-        if time.monotonic() - self._trips.last_send >= _FLUSH_SECONDS or len(self._trips.outbox.settles) >= 3 * self.batch:
+        # A page done: its links and lease go together, in order, within FLUSH_SECONDS (a kill loses leases only).
+        waited = time.monotonic() - self._trips.last_send
+        if waited >= _FLUSH_SECONDS or len(self._trips.outbox.settles) >= 3 * self.batch:
             self._courier.send()
 
     def release(self, key: str) -> None:

@@ -89,8 +89,24 @@ def close_on_loss(crawler: Crawler, reason: str) -> None:
 
 
 #: The shared frontier's keys (``<key>:<name>``), every one: what clearing it deletes.
-FRONTIER_KEYS = ("queue", "entries", "leased", "leases", "fetched", "refused", "payloads", "refs", "hosts", "seq", "polite",
-         "bloom", "again", "bloomcfg", "crawl", "signature")
+FRONTIER_KEYS = (
+    "queue",
+    "entries",
+    "leased",
+    "leases",
+    "fetched",
+    "refused",
+    "payloads",
+    "refs",
+    "hosts",
+    "seq",
+    "polite",
+    "bloom",
+    "again",
+    "bloomcfg",
+    "crawl",
+    "signature",
+)
 #: What a worker that cleared a drained frontier leaves as its identity, and for how long.
 _FINISHED, _FINISHED_SECONDS = "finished:", 3600
 

@@ -282,7 +282,9 @@ def _search_length(
     return {"median": mine, "reached": reached, "n": len(both), "ratio_to_breadth_first": ratio}
 
 
-def _paired(values: dict[Any, Any], a: str, b: str, topics: list[str], budget: str, metric: str) -> tuple[list[float], list[float]]:
+def _paired(
+    values: dict[Any, Any], a: str, b: str, topics: list[str], budget: str, metric: str
+) -> tuple[list[float], list[float]]:
     both = [t for t in topics if (a, t) in values and (b, t) in values]
     return (
         [values[(a, t)][budget][metric] for t in both],
@@ -290,7 +292,9 @@ def _paired(values: dict[Any, Any], a: str, b: str, topics: list[str], budget: s
     )
 
 
-def _t_test(values: dict[Any, Any], strategy: str, baseline: str, topics: list[str], budget: str) -> dict[str, Any] | None:
+def _t_test(
+    values: dict[Any, Any], strategy: str, baseline: str, topics: list[str], budget: str
+) -> dict[str, Any] | None:
     if strategy == baseline:
         return None
     better, worse = _paired(values, strategy, baseline, topics, budget, "harvest_rate")

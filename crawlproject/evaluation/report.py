@@ -42,7 +42,9 @@ def plot_trajectories(result: dict[str, Any], folder: Path, prefix: str = "") ->
                 series = by_strategy[strategy]
                 xs, means, errors = mean_curve(series)
                 every = max(1, len(xs) // 12)
-                axes.errorbar(xs, means, yerr=errors, errorevery=every, capsize=2, label=f"{strategy} (n={len(series)})")
+                axes.errorbar(
+                    xs, means, yerr=errors, errorevery=every, capsize=2, label=f"{strategy} (n={len(series)})"
+                )
             axes.set_xlabel("pages fetched with status 200" if result.get("axis") == "ok" else "pages fetched")
             axes.set_ylabel(f"{label} (mean ± 1 s.e. over topics)")
             axes.set_title(f"Task {task}: {label}")
@@ -141,7 +143,8 @@ def markdown_tables(result: dict[str, Any]) -> str:
                     f"| {_cell(row['harvest_rate'])} "
                     f"| {_cell(row['target_recall'])} | {_cell(row['average_relevance'])} "
                     f"| {_cell(row['coverage_smart'])} | {_cell(row['coverage_kw_pr'])} "
-                    f"| {_of_means(row.get('gap_closed_of_means'))} | {_of_means(row.get('recall_gap_closed_of_means'))} "
+                    f"| {_of_means(row.get('gap_closed_of_means'))} "
+                    f"| {_of_means(row.get('recall_gap_closed_of_means'))} "
                     f"| {_length(lengths.get('search_length_25pct'))} | {_length(lengths.get('search_length_50pct'))} "
                     f"| {_p(row['vs_breadth_first'])} | {_p(row.get('vs_best_first'))} |"
                 )

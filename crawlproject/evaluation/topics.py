@@ -181,7 +181,18 @@ def category_keywords(category: str) -> list[str]:
 #: Words that name a catch-all category, not a topic: a query of only these
 #: (and stopwords) cannot steer a crawler.
 CATCH_ALL_WORDS = frozenset(
-    {"misc", "miscellaneous", "other", "others", "general", "unknown", "various", "etc", "unclassified", "uncategorized"}
+    {
+        "misc",
+        "miscellaneous",
+        "other",
+        "others",
+        "general",
+        "unknown",
+        "various",
+        "etc",
+        "unclassified",
+        "uncategorized",
+    }
 )
 
 

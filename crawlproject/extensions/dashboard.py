@@ -224,7 +224,9 @@ class CrawlDashboard:
         if focus is None or focus.judge is None:
             return None
         described = focus.describe()
-        questions = [q for q in focus.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels]
+        questions = [
+            q for q in focus.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels
+        ]
         return {**described, "questions": questions[:5]}
 
     def crawl_name(self, judge: dict[str, Any] | None) -> str:

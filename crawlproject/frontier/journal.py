@@ -205,7 +205,11 @@ class JobJournal:
         """From now on every change is journaled, the new payloads, origins and slots of *tables* too."""
         journal = self._active = self._journal
         if journal is not None:
-            tables.on_new_payload, tables.on_new_origin, tables.on_new_slot = journal.payload, journal.origin, journal.slot
+            tables.on_new_payload, tables.on_new_origin, tables.on_new_slot = (
+                journal.payload,
+                journal.origin,
+                journal.slot,
+            )
 
     def queued(self, fp: int, item: bytes) -> None:
         journal = self._active

@@ -166,7 +166,9 @@ class MemoryFrontier:
         for fp in list(self._leases.leased):
             self._release(fp)
         if self._journal.close():
-            logger.info("Frontier saved in %(path)s: %(queued)d URLs queued", {"path": self.jobdir, "queued": len(self)})
+            logger.info(
+                "Frontier saved in %(path)s: %(queued)d URLs queued", {"path": self.jobdir, "queued": len(self)}
+            )
         self._bound.close()
 
     def flush(self) -> None:

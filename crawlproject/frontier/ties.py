@@ -35,7 +35,9 @@ def scrapy_tie_order(settings: BaseSettings) -> tuple[bool, bool | None]:
     other requests' queue and order)."""
     which = "DISK" if job_dir(settings) else "MEMORY"
     lifo = _is_lifo(settings, f"SCHEDULER_{which}_QUEUE")
-    start_lifo = _is_lifo(settings, f"SCHEDULER_START_{which}_QUEUE") if settings.get(f"SCHEDULER_START_{which}_QUEUE") else None
+    start_lifo = (
+        _is_lifo(settings, f"SCHEDULER_START_{which}_QUEUE") if settings.get(f"SCHEDULER_START_{which}_QUEUE") else None
+    )
     return lifo, start_lifo
 
 

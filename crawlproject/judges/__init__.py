@@ -51,7 +51,7 @@ def judge_class(name: str) -> type[PageJudge] | None:
     Traceback (most recent call last):
     ...
     crawlproject.config.SettingsError: FOCUS_JUDGE='querytf' names no judge: did you mean 'query-tf'? Give auto, a judge name (query, query-tf) or the import path of a PageJudge class
-    """
+    """  # noqa: E501 (a doctest's output line)
     from crawlproject.judges.base import PageJudge
 
     if name.strip().lower() in ("", "auto"):

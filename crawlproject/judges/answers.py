@@ -395,9 +395,8 @@ def apply_answers(folder: Path, analyzer: TermAnalyzer, judge: Rejudge | None = 
     statement = judge.precision()
     answers = judge.book.answers.values()
     summary["relevant_called"] = relevant
-    summary["answers"] = {"given": sum(a.kind == "given" for a in answers), "teach": sum(a.kind == "teach" for a in answers),
-                          "sample": sum(a.kind == "sample" for a in answers), "learnt": judge.model is not None,
-                          "precision": statement.as_dict()}
+    summary["answers"] = {kind: sum(a.kind == kind for a in answers) for kind in ("given", "teach", "sample")}
+    summary["answers"] |= {"learnt": judge.model is not None, "precision": statement.as_dict()}
     temporary = summary_path.with_name(".summary.json.answering")
     temporary.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     temporary.replace(summary_path)

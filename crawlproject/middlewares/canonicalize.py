@@ -48,7 +48,11 @@ logger = logging.getLogger(__name__)
 
 class CanonicalizeMiddleware:
     def __init__(
-        self, stats: StatsCollector, policy: NetworkPolicy | None = None, segment_repeats: int = 0, counter_hops: int = 0
+        self,
+        stats: StatsCollector,
+        policy: NetworkPolicy | None = None,
+        segment_repeats: int = 0,
+        counter_hops: int = 0,
     ):
         self.stats = stats
         self.policy = policy or NetworkPolicy()

@@ -72,8 +72,9 @@ _AS_SERVED = "_focus_render_as_served"
 _PLACEHOLDER_LEFT = "_focus_render_placeholder"
 _PLAIN = "_focus_render_plain"
 _SECOND = "_focus_render_second"  # auto's second fetch of a page fetched plainly first
-_VISIBLE_TEXT = etree.XPath("//body//text()[not(ancestor::script) and not(ancestor::style) and not(ancestor::noscript)]",
-                            smart_strings=False)
+_VISIBLE_TEXT = etree.XPath(
+    "//body//text()[not(ancestor::script) and not(ancestor::style) and not(ancestor::noscript)]", smart_strings=False
+)
 
 #: Runs in the page: resolves once nothing in the document changed for
 #: ``quiet`` ms (a shown loading placeholder needs ``placeholderQuiet``), or
@@ -192,7 +193,9 @@ class RenderMiddleware:
         self._failed(request, reason)
         return plain if plain is not None else response
 
-    def process_exception(self, request: Request, exception: BaseException, spider: Spider | None = None) -> Request | None:
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Spider | None = None
+    ) -> Request | None:
         """A page the browser could not fetch is fetched plainly (auto's
         second fetch keeps its first instead: process_response)."""
         if not request.meta.get(PLAYWRIGHT) or request.meta.get(_SECOND):
@@ -242,7 +245,10 @@ async def _fulfil_document(route: Route, *, request: Request) -> None:
     if asked.resource_type != "document" or not asked.is_navigation_request() or asked.frame.parent_frame is not None:
         await route.fallback()
         return
-    headers: dict[str, str] = {**await asked.all_headers(), **{str(name): str(value) for name, value in request.headers.to_unicode_dict().items()}}
+    headers: dict[str, str] = {
+        **await asked.all_headers(),
+        **{str(name): str(value) for name, value in request.headers.to_unicode_dict().items()},
+    }
     headers.pop("accept-encoding", None)  # Playwright's fetch decodes what it negotiates
     fetched = await route.fetch(headers=headers, max_redirects=0)
     body = await fetched.body()

@@ -96,7 +96,9 @@ def examples_from_pages(labels: str | Path, crawl: str | Path) -> Examples:
     return examples
 
 
-def crawl_pages(crawl: str | Path, wanted: Callable[[str], bool] = lambda url: True) -> Iterator[tuple[str, str | None]]:
+def crawl_pages(
+    crawl: str | Path, wanted: Callable[[str], bool] = lambda url: True
+) -> Iterator[tuple[str, str | None]]:
     """(URL, text) of each *wanted* page of a crawl's page repository
     (FOCUS_STORE_PAGES), once each; the text is None for a page that is not
     HTML or not stored."""
@@ -218,7 +220,7 @@ def least_like(examples: Sequence[str], candidates: dict[str, str], count: int, 
 
     >>> least_like(["jazz concert tickets", "jazz festival"], {"a": "jazz concert", "b": "tax forms", "c": "festival"}, 1)
     ['b']
-    """
+    """  # noqa: E501 (a doctest's output line)
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from crawlproject.web.text import TermAnalyzer

@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 
     from crawlproject.models.training_graph import TrainingGraph
 
-FORMAT = "crawlproject/link-value/5"  # 5: link features weighted by kind (block_weights); 4: the page classifier a balanced logistic regression (3: naive Bayes; out| features, no host names, value scope; 2: the same link classifier before; 1: naive Bayes links)
+FORMAT = "crawlproject/link-value/5"  # raised whenever what a model file holds changes
 TRAINER = "scrapy train --kind link-value"
 N_FEATURES = 2**18
 _URL_WORD = re.compile(r"[a-z]+|\d+")

@@ -54,7 +54,8 @@ def load_model(path: str | Path, format_name: str, trainer: str) -> tuple[dict[s
     naming *trainer* (the command that writes one) otherwise."""
     if Path(path).is_file() and not zipfile.is_zipfile(path):
         raise ModelError(
-            f"{path} is not a crawlproject model file (a model is a .npz of arrays and JSON); train one with `{trainer}`"
+            f"{path} is not a crawlproject model file (a model is a .npz of arrays and JSON); "
+            f"train one with `{trainer}`"
         )
     try:
         with np.load(path, allow_pickle=False) as data:

@@ -214,7 +214,9 @@ class RemainingEstimator:
                          high_all)
 
     @staticmethod
-    def _shares(sites: list[str], probabilities: np.ndarray, fetched_on: dict[str, int]) -> dict[str, tuple[float, float]]:
+    def _shares(
+        sites: list[str], probabilities: np.ndarray, fetched_on: dict[str, int]
+    ) -> dict[str, tuple[float, float]]:
         """What a page no link names yet is worth, per site a queued link
         still leads to: the Beta of the share its sampled queued links are
         expected to hold (the pages past the frontier are like it) — or
@@ -224,9 +226,12 @@ class RemainingEstimator:
         for site, probability in zip(sites, probabilities, strict=True):
             mass[site] += float(probability)
             links[site] += 1
-        return {site: (0.5, 0.5) if 0 < fetched_on.get(site, 0) < BARELY_SAMPLED else (mass[site] + 0.5,
-                                                                                           links[site] - mass[site] + 0.5)
-                for site in links}
+        return {
+            site: (0.5, 0.5)
+            if 0 < fetched_on.get(site, 0) < BARELY_SAMPLED
+            else (mass[site] + 0.5, links[site] - mass[site] + 0.5)
+            for site in links
+        }
 
 
 def posterior_draw(fit: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -136,7 +136,7 @@ def examples_precision(examples: np.ndarray, scores: np.ndarray, threshold: floa
 
     >>> [round(x, 2) for x in examples_precision(np.array([0.9, 0.8, 0.7, 0.2]), np.array([0.9] * 30 + [0.1] * 70), 0.5)]
     [0.75, 0.3, 0.95]
-    """
+    """  # noqa: E501 (a doctest's output line)
     calls = int((scores >= threshold).sum())
     if not calls or not len(examples):
         return None
@@ -151,7 +151,8 @@ def examples_rank_higher(positive: np.ndarray, unlabelled: np.ndarray) -> bool:
     (Pr(an example's score > a page's) ≥ ½: the AUC of the two)."""
     if not len(positive) or not len(unlabelled):
         return True
-    return bool(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))], np.r_[positive, unlabelled]) >= 0.5)
+    truth = np.r_[np.ones(len(positive)), np.zeros(len(unlabelled))]
+    return bool(roc_auc_score(truth, np.r_[positive, unlabelled]) >= 0.5)
 
 
 def fit_mixture(positive: np.ndarray, unlabelled: np.ndarray, prior: float) -> tuple[float, float]:
@@ -409,5 +410,6 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"Irrelevant examples it would call relevant: {report['irrelevant_called']:.0%}.")
     lines += example_warnings(report)
     if report["relevant"] < 10 or (report["irrelevant"] + report["unlabelled"]) < 10:
-        lines.append("WARNING: too few pages to trust (give at least 10 relevant examples and fetch pages near the seeds)")
+        lines.append("WARNING: too few pages to trust "
+                     "(give at least 10 relevant examples and fetch pages near the seeds)")
     return "\n".join(lines)

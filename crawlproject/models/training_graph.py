@@ -121,7 +121,9 @@ def training_graph(
     good = tuple(good)
     found = load_labels(labels)
     if not any(is_relevant(category, good) for category in found.values()):  # said before the WARC is read
-        raise ValueError(f"no page of {labels} is labelled with a good category ({', '.join(good)}): nothing to learn from")
+        raise ValueError(
+            f"no page of {labels} is labelled with a good category ({', '.join(good)}): nothing to learn from"
+        )
     graph = link_graph(warc, window, cache_dir)
     graph.labels = found
     graph = graph.with_targets(good)

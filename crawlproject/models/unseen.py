@@ -52,7 +52,9 @@ def chao1_unseen(f1: float, f2: float) -> tuple[float, float]:
     if f1 <= 0:
         return 0.0, 0.0
     unseen = f1 * (f1 - 1) / (2 * (f2 + 1))
-    variance = unseen + f1 * (2 * f1 - 1) ** 2 / (4 * (f2 + 1) ** 2) + f1 * f1 * (f1 - 1) ** 2 * f2 / (4 * (f2 + 1) ** 4)
+    variance = (
+        unseen + f1 * (2 * f1 - 1) ** 2 / (4 * (f2 + 1) ** 2) + f1 * f1 * (f1 - 1) ** 2 * f2 / (4 * (f2 + 1) ** 4)
+    )
     return unseen, variance
 
 

@@ -105,8 +105,10 @@ def _shrunk(values: list[float | None], observations: list[int], default: float)
     """(n·value + mean) / (n + 1) per page, the mean over pages with a value."""
     known = [v for v in values if v is not None]
     prior = float(np.mean(known)) if known else default
-    return np.array([prior if v is None else (n * v + prior) / (n + 1) for v, n in zip(values, observations, strict=True)],
-                    dtype=float)
+    return np.array(
+        [prior if v is None else (n * v + prior) / (n + 1) for v, n in zip(values, observations, strict=True)],
+        dtype=float,
+    )
 
 
 def change_rates(pages: list[PageState]) -> np.ndarray:

@@ -11,9 +11,9 @@ likelihood I(r) = c·r^(−3/2). Then
 
 ranks come from the repository's copies W_L, relevance from the live pages
 W — 0 for a live page outside the query's live answer (a stale copy still
-answers a query whose term the live page lost: the user finds nothing); c cancels, and Q = 1 exactly when the repository ranks as the live web
-would. Only the first ``top`` ranks of each answer are summed (I(100) is
-0.1 % of I(1)).
+answers a query whose term the live page lost: the user finds nothing); c
+cancels, and Q = 1 exactly when the repository ranks as the live web would.
+Only the first ``top`` ranks of each answer are summed (I(100) is 0.1 % of I(1)).
 
 A(q, W) holds the pages that hold **all** of q's terms, as the paper's
 engine answers (a conjunctive query); ``answers="any"`` keeps any page with
@@ -113,7 +113,9 @@ class QualityMeter:
         live_scores, live_answers = self._live(live)
         return float(self.frequencies @ self._seen_relevance(live_scores, live_answers, live_scores))
 
-    def per_query(self, repository: Sequence[int] | np.ndarray, live: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def per_query(
+        self, repository: Sequence[int] | np.ndarray, live: Sequence[int] | np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per query: what the repository's answer shows users, and what the live web's would."""
         live_scores, live_answers = self._live(live)
         return (self._seen_relevance(*self._by_query(repository), live_scores),

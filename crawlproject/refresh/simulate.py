@@ -6,12 +6,11 @@ again. Each week the simulation measures Q(W_L) against the live web and the
 share of stale pages, and times the user-centric measurement against the
 indexing it rides on.
 
-Pages created after the start are not in the repository (refreshing only
-re-fetches what was crawled; discovering new pages is the crawler's job).
-Q is measured against the live versions of the repository's own pages — the
-paper's setting, where refreshing everything every week gives Q = 1 — and,
-beside it, against the whole live web, where the new pages cost every policy
-the same and no refresh can win them back.
+Pages created after the start are not in the repository (finding them is the
+crawler's job). Q is measured against the live versions of the repository's
+own pages — the paper's setting, where refreshing everything every week gives
+Q = 1 — and against the whole live web, where the new pages cost every policy
+the same.
 """
 
 from __future__ import annotations
@@ -84,8 +83,7 @@ class EvolvingWeb:
         """Per page, 1 + the pages live at *at* that link to it (the paper's in-link scoring)."""
         counts = np.ones(len(self.urls))
         for page, version in enumerate(self.live(at, absent).tolist()):
-            targets = [target for target in self.links[version] if target != page] if version != absent else []
-            np.add.at(counts, targets, 1)
+            np.add.at(counts, [t for t in self.links[version] if t != page] if version != absent else [], 1)
         return counts
 
     def by_version(self, per_page: np.ndarray, absent: int) -> np.ndarray:
@@ -126,7 +124,8 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache",
     warc = Path(warc)
     check_warc(warc)
     stat = warc.stat()
-    key = hashlib.sha1(f"{_CACHE_VERSION}|{text}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]  # noqa: S324
+    identity = f"{_CACHE_VERSION}|{text}|{warc.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    key = hashlib.sha1(identity.encode()).hexdigest()[:16]  # noqa: S324
     cache = Path(cache_dir) / f"evolving-{key}.pickle" if cache_dir is not None else None
     if cache is not None and cache.exists():
         with cache.open("rb") as f:
@@ -182,7 +181,7 @@ def load_evolving_web(warc: str | Path, cache_dir: str | Path | None = ".cache",
 @dataclass
 class Week:
     week: int
-    quality: float  #: Q against the live versions of the repository's own pages (docs/methods.md §5, the paper's setting)
+    quality: float  #: Q against the live versions of the repository's own pages (methods.md §5, the paper's)
     stale: float  #: share of the repository's pages whose copy is stale (changed > τ, or deleted)
     refreshed: int
     changed: int  #: refreshes that found another version (or the page gone)
@@ -327,7 +326,8 @@ class RefreshSimulation:
                 gain = 0.0
                 if measuring and old != new:
                     began = time.perf_counter()
-                    gain = self.gains.refresh(choice, None if new == absent else self._row(new, timed=writer is not None))
+                    row = None if new == absent else self._row(new, timed=writer is not None)
+                    gain = self.gains.refresh(choice, row)
                     outcome.measuring_seconds += time.perf_counter() - began
                 if writer is not None and old != new and new != absent:
                     began = time.perf_counter()

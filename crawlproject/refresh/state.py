@@ -76,7 +76,9 @@ class RefreshState:
                 self.pages = {url: RefreshedPage.from_json(url, page) for url, page in data["pages"].items()}
                 self.runs = [float(run) for run in data.get("runs", [])]
             except (ValueError, KeyError, TypeError) as exc:
-                raise RefreshStateError(f"{self.path} is damaged ({exc}); move it away to start the refresh history anew") from None
+                raise RefreshStateError(
+                    f"{self.path} is damaged ({exc}); move it away to start the refresh history anew"
+                ) from None
         self._add_new_pages(listing)
 
     def _add_new_pages(self, listing: Path) -> None:
@@ -100,7 +102,9 @@ class RefreshState:
     def period(self, now: float) -> float:
         """Days since the last refresh run (the first run: since the page
         refreshed or crawled longest ago): a run's budget is spent over it."""
-        last = max(self.runs) if self.runs else min((page.state.last_refresh for page in self.pages.values()), default=now)
+        last = (
+            max(self.runs) if self.runs else min((page.state.last_refresh for page in self.pages.values()), default=now)
+        )
         return now - last if now > last else 1.0
 
     def live(self) -> list[RefreshedPage]:
@@ -110,6 +114,14 @@ class RefreshState:
     def save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"format": FORMAT, "runs": self.runs, "pages": {url: page.as_json() for url, page in
-                                                                      sorted(self.pages.items())}}), encoding="utf-8")
+        temporary.write_text(
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "runs": self.runs,
+                    "pages": {url: page.as_json() for url, page in sorted(self.pages.items())},
+                }
+            ),
+            encoding="utf-8",
+        )
         os.replace(temporary, self.path)

@@ -76,7 +76,9 @@ def synthetic_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="replay: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="replay: %(message)s"
+    )
     return serve_forever(
         args.warc, args.port, args.robots, args.latency, args.access_log, args.faults, args.as_of,
         synthetic_options(args),

@@ -83,7 +83,9 @@ def parse_time(value: str | float) -> float:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise ValueError(f"not a time: {value!r} (ISO 8601 like 2021-03-01T12:00:00Z, or seconds since the epoch)") from None
+        raise ValueError(
+            f"not a time: {value!r} (ISO 8601 like 2021-03-01T12:00:00Z, or seconds since the epoch)"
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
@@ -264,7 +266,9 @@ class WarcArchive:
         try:
             self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115 (kept open)
         except OSError as exc:
-            raise ArchiveError(f"no such file: {self.path}" if isinstance(exc, FileNotFoundError) else f"{self.path}: {exc}") from None
+            raise ArchiveError(
+                f"no such file: {self.path}" if isinstance(exc, FileNotFoundError) else f"{self.path}: {exc}"
+            ) from None
         try:
             self._index = self._load_index(user_cache_dir() if cache_dir == "user" else cache_dir)
         except (ArchiveLoadFailed, EOFError, OSError, ValueError) as exc:

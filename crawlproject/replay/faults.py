@@ -116,10 +116,17 @@ def content(rule: Rule, url: str) -> Answer:
     if kind == "charset":
         text = str(options.get("text", "Vorlesung Übungsblätter café naïve — “quotes”"))
         meta = f'<meta charset="{options["meta"]}">' if options.get("meta") else ""
-        body = f"<html><head>{meta}<title>{text}</title></head><body><p>{text}</p><a href='/after-charset'>next</a></body></html>"
+        body = (
+            f"<html><head>{meta}<title>{text}</title></head>"
+            f"<body><p>{text}</p><a href='/after-charset'>next</a></body></html>"
+        )
         declared = options.get("declared", "utf-8")
         content_type = f"text/html; charset={declared}" if declared else "text/html"
-        return Answer(200, [("Content-Type", content_type)], body.encode(str(options.get("encoding", "latin-1")), errors="replace"))
+        return Answer(
+            200,
+            [("Content-Type", content_type)],
+            body.encode(str(options.get("encoding", "latin-1")), errors="replace"),
+        )
     if kind == "many_links":
         count = int(options.get("count", 50_000))
         links = "".join(f'<a href="/many/{i}">{i}</a>\n' for i in range(count))
@@ -130,7 +137,11 @@ def content(rule: Rule, url: str) -> Answer:
         body = f"<html><body><p>unclosed <b><i><table><tr><td>cell<a href='/ok-1'>one<a href=/ok-2>two {frames}<div"
         return Answer(200, HTML, body.encode())
     if kind == "body":
-        return Answer(200, [("Content-Type", str(options.get("content_type", "text/html")))], str(options.get("body", "")).encode())
+        return Answer(
+            200,
+            [("Content-Type", str(options.get("content_type", "text/html")))],
+            str(options.get("body", "")).encode(),
+        )
     return trap_page(kind, url)
 
 
@@ -158,7 +169,9 @@ def trap_page(kind: str, url: str) -> Answer:
             links.append(urlunsplit(("", "", parts.path, urlencode(order), "")))
         links.append(urlunsplit(("", "", parts.path, urlencode([*params, (f"p{len(params)}", "1")]), "")))
     anchors = "".join(f'<a href="{link}">{link}</a> ' for link in links)
-    return Answer(200, HTML, f"<html><head><title>{kind}</title></head><body><p>{kind} trap</p>{anchors}</body></html>".encode())
+    return Answer(
+        200, HTML, f"<html><head><title>{kind}</title></head><body><p>{kind} trap</p>{anchors}</body></html>".encode()
+    )
 
 
 def redirect_target(kind: str, url: str, options: dict[str, object]) -> str:

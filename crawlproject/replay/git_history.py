@@ -125,7 +125,9 @@ def site(posts: list[Post], host: str) -> dict[str, bytes]:
                 sections.append(f"</ul><h2>Posts in {year}</h2><ul>" if sections else f"<h2>Posts in {year}</h2><ul>")
             sections.append(f"<li>{post.day} <a href='{post.url}'>{html.escape(post.title)}</a></li>")
         name = "Inside Rust Blog" if blog else "Rust Blog"
-        pages[f"http://{host}/{blog + '/' if blog else ''}"] = _page(name, f"<h1>{name}</h1>{''.join(sections)}</ul>", host)
+        pages[f"http://{host}/{blog + '/' if blog else ''}"] = _page(
+            name, f"<h1>{name}</h1>{''.join(sections)}</ul>", host
+        )
     return pages
 
 
@@ -189,8 +191,11 @@ def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.
             history.append((url, version, since, None, digest))
     built.urls = len(live)
     rows = ["url\tversion_index\tlive_from\tlive_until\tbody_sha1"] + [
-        f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t{until:%Y-%m-%dT%H:%M:%SZ}\t{digest}" if until else
-        f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t\t{digest}" for url, version, since, until, digest in sorted(history)]
+        f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t{until:%Y-%m-%dT%H:%M:%SZ}\t{digest}"
+        if until
+        else f"{url}\t{version}\t{since:%Y-%m-%dT%H:%M:%SZ}\t\t{digest}"
+        for url, version, since, until, digest in sorted(history)
+    ]
     (out / "versions.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     origin = _origin(repo)
     (out / "README.md").write_text(
@@ -211,8 +216,11 @@ def _origin(repo: Path) -> str:
 
 
 def _record(writer: WARCWriter, url: str, status: int, body: bytes, when: str, modified: str, etag: str | None) -> None:
-    headers = [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
-               ("Last-Modified", datetime.fromisoformat(modified).astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"))]
+    headers = [
+        ("Content-Type", "text/html; charset=utf-8"),
+        ("Content-Length", str(len(body))),
+        ("Last-Modified", datetime.fromisoformat(modified).astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")),
+    ]
     if etag is not None:
         headers.append(("ETag", f'"{etag}"'))
     http = StatusAndHeaders(f"{status} {'OK' if status == 200 else 'Not Found'}", headers, protocol="HTTP/1.1")

@@ -168,11 +168,16 @@ def site(peps: list[Pep]) -> dict[str, bytes]:
     sections = []
     for heading, statuses in SECTIONS:
         listed = [pep for pep in peps if pep.status in statuses]
-        items = "".join(f"<li>{pep.kind[:1]}{pep.status[:1]} <a href='{pep.url}'>PEP {pep.number}</a> "
-                        f"{html.escape(pep.title)} — {html.escape(pep.header.get('Author', ''))}</li>" for pep in listed)
+        items = "".join(
+            f"<li>{pep.kind[:1]}{pep.status[:1]} <a href='{pep.url}'>PEP {pep.number}</a> "
+            f"{html.escape(pep.title)} — {html.escape(pep.header.get('Author', ''))}</li>"
+            for pep in listed
+        )
         sections.append(f"<h2>{html.escape(heading)}</h2><ul>{items}</ul>")
-    pages[f"http://{HOST}/"] = _page("PEP 0 – Index of Python Enhancement Proposals (PEPs)",
-                                     "<h1>PEP 0 – Index of Python Enhancement Proposals (PEPs)</h1>" + "".join(sections))
+    pages[f"http://{HOST}/"] = _page(
+        "PEP 0 – Index of Python Enhancement Proposals (PEPs)",
+        "<h1>PEP 0 – Index of Python Enhancement Proposals (PEPs)</h1>" + "".join(sections),
+    )
     return pages
 
 

@@ -157,7 +157,9 @@ class ReplayProcess:
         said = " ".join(line.strip() for line in self._errors.read().splitlines()[-3:] if line.strip())
         self.stop()
         if exited:
-            raise ReplayError(f"the replay server stopped at start-up (exit code {self._process.returncode}): {said or 'no message'}")
+            raise ReplayError(
+                f"the replay server stopped at start-up (exit code {self._process.returncode}): {said or 'no message'}"
+            )
         raise ReplayError(f"the replay server did not start within {timeout:.0f}s{': ' + said if said else ''}")
 
     def clock(self, moved_to: str | float | None = None) -> dict[str, object]:

@@ -52,7 +52,9 @@ ALLOW_ALL_ROBOTS = "User-agent: *\nDisallow:\n"
 _NOT_FOUND_BODY = b"<html><body><h1>404 Not in archive</h1></body></html>"
 CONTROL_PATH = "/_replay/"
 #: Headers a 304 carries over from the 200 it stands for (RFC 9110 §15.4.5).
-_NOT_MODIFIED_HEADERS = frozenset({"etag", "last-modified", "date", "cache-control", "expires", "vary", "content-location"})
+_NOT_MODIFIED_HEADERS = frozenset(
+    {"etag", "last-modified", "date", "cache-control", "expires", "vary", "content-location"}
+)
 
 
 class Archive(Protocol):

@@ -329,9 +329,12 @@ class SyntheticWeb:
             if size <= chunk:
                 return ArchivedResponse(url, 200, "OK", xml, self._urlset(host, 0, size))
             entries = "".join(
-                f"<sitemap><loc>http://{name}/sitemap-{i}.xml.gz</loc></sitemap>" for i in range(math.ceil(size / chunk))
+                f"<sitemap><loc>http://{name}/sitemap-{i}.xml.gz</loc></sitemap>"
+                for i in range(math.ceil(size / chunk))
             )
-            index = f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="{_SITEMAP_NS}">{entries}</sitemapindex>'
+            index = (
+                f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="{_SITEMAP_NS}">{entries}</sitemapindex>'
+            )
             return ArchivedResponse(url, 200, "OK", xml, index.encode())
         stem = path.removeprefix("/sitemap-").removesuffix(".xml.gz")
         if self.sitemap[host] != 1 or not stem.isdigit() or not path.endswith(".xml.gz") or int(stem) * chunk >= size:

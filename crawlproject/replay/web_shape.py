@@ -67,7 +67,9 @@ class WebShape:
             raise SyntheticError(f"a synthetic web needs at least 100 pages, got {self.pages}")
         if not 1 <= self.host_count() <= self.pages:
             raise SyntheticError(f"hosts must be between 1 and the pages ({self.pages}), got {self.hosts}")
-        shares = [v for k, v in asdict(self).items() if isinstance(v, float) and k not in ("host_exponent", "mean_links")]
+        shares = [
+            v for k, v in asdict(self).items() if isinstance(v, float) and k not in ("host_exponent", "mean_links")
+        ]
         if any(not 0 <= share <= 1 for share in shares):
             raise SyntheticError("every share of a web shape lies between 0 and 1")
         if self.dead_links + self.disallowed_links + self.cross_host > 1:
@@ -80,7 +82,9 @@ def load_paragraphs(path: str | Path) -> dict[str, list[str]]:
         with gzip.open(path, "rt", encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError) as exc:
-        raise SyntheticError(f"{path} is not a paragraph file (made by crawlproject.corpus.paragraphs): {exc}") from None
+        raise SyntheticError(
+            f"{path} is not a paragraph file (made by crawlproject.corpus.paragraphs): {exc}"
+        ) from None
     topics = data.get("topics") if isinstance(data, dict) else None
     if not isinstance(topics, dict) or not all(isinstance(v, list) and v for v in topics.values()):
         raise SyntheticError(f"{path} holds no topics of paragraphs")

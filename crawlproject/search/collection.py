@@ -240,7 +240,9 @@ class CollectionWriter:
         self.writer.wait_merging_threads()
 
     def _id(self, key: str) -> int:
-        row = self.db.execute("INSERT INTO urls (key) VALUES (?) ON CONFLICT (key) DO NOTHING RETURNING id", (key,)).fetchone()
+        row = self.db.execute(
+            "INSERT INTO urls (key) VALUES (?) ON CONFLICT (key) DO NOTHING RETURNING id", (key,)
+        ).fetchone()
         if row is None:
             row = self.db.execute("SELECT id FROM urls WHERE key = ?", (key,)).fetchone()
         return int(row[0])
@@ -261,8 +263,12 @@ def copy_pages(source: IndexedCollection, target: IndexedCollection, keys: Itera
             "INSERT OR REPLACE INTO pages SELECT p.* FROM source.pages p JOIN source.urls u ON u.id = p.id "
             "JOIN kept ON kept.key = u.key"
         ).rowcount
-        db.execute("INSERT OR IGNORE INTO links SELECT l.* FROM source.links l WHERE l.source IN (SELECT id FROM pages)")
-        db.execute("INSERT OR IGNORE INTO votes SELECT v.* FROM source.votes v WHERE v.source IN (SELECT id FROM pages)")
+        db.execute(
+            "INSERT OR IGNORE INTO links SELECT l.* FROM source.links l WHERE l.source IN (SELECT id FROM pages)"
+        )
+        db.execute(
+            "INSERT OR IGNORE INTO votes SELECT v.* FROM source.votes v WHERE v.source IN (SELECT id FROM pages)"
+        )
         db.execute("INSERT OR IGNORE INTO dirty (id) SELECT id FROM pages")
         db.execute("DROP TABLE kept")
         db.commit()

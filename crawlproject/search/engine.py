@@ -113,7 +113,9 @@ class IndexHome:
 
     def current(self) -> Path:
         if not self.folder.is_dir():
-            raise CollectionError(f"no index at {self.folder} (create one with `scrapy index CRAWL_DIR --index {self.folder}`)")
+            raise CollectionError(
+                f"no index at {self.folder} (create one with `scrapy index CRAWL_DIR --index {self.folder}`)"
+            )
         if not self.current_link.exists():
             raise CollectionError(f"{self.folder} is not an index folder (no current collection)")
         return self.current_link.resolve()

@@ -118,7 +118,9 @@ class SearchPage(resource.Resource):
             )
         parts.append("</ol><nav>")
         if page > 1:
-            parts.append(f'<a id="previous" href="/?{urlencode({"q": results.query, "page": page - 1})}">← Previous</a>')
+            parts.append(
+                f'<a id="previous" href="/?{urlencode({"q": results.query, "page": page - 1})}">← Previous</a>'
+            )
         if last < results.total:
             parts.append(f'<a id="next" href="/?{urlencode({"q": results.query, "page": page + 1})}">Next →</a>')
         parts.append("</nav>")

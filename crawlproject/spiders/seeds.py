@@ -43,7 +43,7 @@ def parse_seeds(value: str, what: str = "seeds=") -> list[str]:
     Traceback (most recent call last):
     ...
     crawlproject.config.SettingsError: seeds='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…' is neither a file nor a comma-separated list of URLs (no such file)
-    """
+    """  # noqa: E501 (a doctest's output line)
     if "://" in value:
         return [url.strip() for url in value.split(",") if url.strip()]
     path = Path(value)

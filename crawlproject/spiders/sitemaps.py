@@ -160,7 +160,9 @@ class SitemapsMixin:
             self._sitemap_stat("focus/sitemap/bad")
             if not locations:
                 return None, []
-            return "urlset" if "sitemapindex" not in body[:500].decode("utf-8", "replace") else "sitemapindex", locations
+            return "urlset" if "sitemapindex" not in body[:500].decode(
+                "utf-8", "replace"
+            ) else "sitemapindex", locations
         return sitemap.type, locations
 
     def _sitemap_pages(self, response: Response, locations: list[str]) -> Iterator[Request]:

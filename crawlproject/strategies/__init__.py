@@ -37,7 +37,7 @@ def strategy_class(name: str) -> Any:
     Traceback (most recent call last):
     ...
     crawlproject.config.SettingsError: FOCUS_STRATEGY='sharksearch' names no strategy: did you mean 'shark-search'? Give a strategy name (best-first, breadth-first, context-graph, fish-search, focused, infospiders, link-learner, link-value, oracle, path-oracle, random, shark-search) or the import path of a CrawlStrategy class
-    """
+    """  # noqa: E501 (a doctest's output line)
     from crawlproject import config
     from crawlproject.strategies.base import CrawlStrategy
 

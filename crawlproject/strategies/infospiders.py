@@ -84,7 +84,9 @@ class Agent:
     @classmethod
     def new(cls, agent_id: int, keywords: list[str], hidden_units: int, rng: np.random.Generator) -> Agent:
         k = len(keywords)
-        return cls(agent_id, list(keywords), rng.normal(0, 0.5, (hidden_units, k + 1)), rng.normal(0, 0.5, hidden_units + 1))
+        return cls(
+            agent_id, list(keywords), rng.normal(0, 0.5, (hidden_units, k + 1)), rng.normal(0, 0.5, hidden_units + 1)
+        )
 
     def inputs(self, anchor_terms: Counter[str], context_terms: Counter[str]) -> np.ndarray:
         return np.array(
@@ -217,7 +219,9 @@ class InfoSpidersStrategy(CrawlStrategy):
                 scores.append(self.beta * (1 - self.alpha) * sim + self._gumbel() - DEAD_PENALTY)
                 continue
             context = page.link_context(link, self.context_words)
-            x = agent.inputs(Counter(self.analyzer.terms(context.anchor)), Counter(self.analyzer.terms(context.context)))
+            x = agent.inputs(
+                Counter(self.analyzer.terms(context.anchor)), Counter(self.analyzer.terms(context.context))
+            )
             _, predicted = agent.forward(x)
             worth = self.alpha * predicted + (1 - self.alpha) * sim
             scores.append(self.beta * worth + self._gumbel())

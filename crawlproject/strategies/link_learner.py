@@ -317,10 +317,10 @@ class LinkLearnerStrategy(CrawlStrategy):
         sim = relevance or 0.0
         described = self.priors.terms(page)
         priors = self.priors.of(page, sim, described)
-        features = self.learner.featurizer.featurize_many(
-            [link_tokens(anchor, context, link.key, page.url, sim, page.depth + 1) for link, anchor, context in described],
-            priors, sim, [path_cells(link.key, page.key) for link in page.links],
-        )
+        depth = page.depth + 1
+        tokens = [link_tokens(anchor, context, link.key, page.url, sim, depth) for link, anchor, context in described]
+        cells = [path_cells(link.key, page.key) for link in page.links]
+        features = self.learner.featurizer.featurize_many(tokens, priors, sim, cells)
         scores = self._scores([link.key for link in page.links], features)
         for link, found, score in zip(page.links, features, scores, strict=True):
             if link.key in self.done:
@@ -364,7 +364,8 @@ class LinkLearnerStrategy(CrawlStrategy):
         touched = self.siblings.due()
         if self.shared is not None and self.shared.waiting() >= self.learner.batch:
             self.shared.exchange()
-        if self.rescore_every and self._since_rescore >= max(self.rescore_every, len(self.pending) // self.rescore_links):
+        due = max(self.rescore_every, len(self.pending) // self.rescore_links)
+        if self.rescore_every and self._since_rescore >= due:
             self.rescore()
         elif touched:
             self._rescore_siblings(touched, moved_only=True)
