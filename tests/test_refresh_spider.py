@@ -208,3 +208,36 @@ def test_the_refresh_compares_the_main_text_a_sidebars_churn_is_no_change(tmp_pa
     assert main["outcome"] == whole["outcome"] == "changed"  # a new body, kept as a version
     assert main["changed_fraction"] == 0 and not main["terms_added"] and not main["terms_removed"], main
     assert whole["changed_fraction"] > 0.3, whole  # the template in: the sidebar's churn a change
+
+
+def test_a_sitemaps_lastmod_spends_the_budget_on_what_changed(replay: ReplayProcess, repository: Path, truth: Any,
+                                                              tmp_path: Path) -> None:
+    """The replay of a dated web answers /sitemap.xml with every live page and
+    when its version went live; a refresh given the sitemap fetches no page
+    that has not changed since its copy and spends its budget on those that did."""
+    copy = tmp_path / "repository"
+    shutil.copytree(repository, copy, ignore=shutil.ignore_patterns("refresh", ".lock*"))
+    replay.clock(LATER)
+    run = refresh(replay, copy, tmp_path / "run", "policy=uniform", "budget=10", f"now={LATER}",
+                  "sitemaps=http://www.php.net/sitemap.xml")
+    assert run.returncode == 0, run.log[-3000:]
+    assert any(r["url"] == "http://www.php.net/sitemap.xml" for r in run.history) or "Sitemaps read" in run.log
+    changes = [json.loads(line) for line in (copy / "refresh" / "changes.jsonl").read_text().splitlines()]
+    skipped = {c["url"] for c in changes if c["outcome"] == "unchanged (sitemap)"}
+    fetched = [c for c in changes if c["outcome"] != "unchanged (sitemap)"]
+    same = set()
+    for change in changes:
+        before, after = live_version(truth[change["url"]], START), live_version(truth[change["url"]], LATER)
+        if before is not None and after is not None and after["version_index"] == before["version_index"]:
+            same.add(change["url"])
+    assert skipped and skipped == same  # every page the sitemap shows unchanged, and no other, left unfetched
+    assert len(fetched) == 10 and all(c["outcome"] == "changed" for c in fetched), fetched
+    assert "unchanged by the sitemaps" in run.log
+
+    # A sitemap that cannot be read: one line, and the policy chooses alone.
+    again = refresh(replay, copy, tmp_path / "run2", "policy=uniform", "budget=5", "now=2021-10-25T00:00:00Z",
+                    "sitemaps=http://www.php.net/no-such-sitemap.xml")
+    assert again.returncode == 0, again.log[-3000:]
+    assert "could not be read" in again.log and "Traceback" not in again.log
+    after = [json.loads(line) for line in (copy / "refresh" / "changes.jsonl").read_text().splitlines()][len(changes):]
+    assert len(after) == 5 and all(c["outcome"] != "unchanged (sitemap)" for c in after)

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
+from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -309,6 +310,18 @@ class WarcArchive:
             return self._read(min(versions, key=lambda version: version[1])[1])  # first in the archive
         position = bisect.bisect_right(versions, as_of, key=lambda version: version[0])
         return self._read(versions[position - 1][1]) if position else None
+
+    def live_pages(self, host: str, as_of: float) -> list[tuple[str, float]]:
+        """(URL, when its version went live) of every page of *host* answered
+        200 as of a time: what a site's sitemap with ``lastmod`` lists."""
+        found = []
+        for url, versions in self._index.versions.items():
+            if urlsplit(url).hostname != host:
+                continue
+            position = bisect.bisect_right(versions, as_of, key=lambda version: version[0])
+            if position and self._read(versions[position - 1][1]).status == 200:
+                found.append((url, versions[position - 1][0]))
+        return found
 
     def _read(self, offset: int) -> ArchivedResponse:
         record = read_record(self._file, offset)

@@ -4,7 +4,9 @@ A crawler that uses it as its proxy requests pages by their original
 absolute URLs (``GET http://host/path HTTP/1.1``) and gets the archived
 status, headers and body; a URL that is not archived gets 404, as a dead
 link on the live web would. ``/robots.txt`` of a host comes from the archive
-when it has one, else from a rules file (allow-all by default). Plain
+when it has one, else from a rules file (allow-all by default); a dated web
+served with a clock answers ``/sitemap.xml`` (when not archived) with every
+page of the host live then and, as ``lastmod``, when its version went live. Plain
 requests with a ``Host`` header work too, so a browser or curl can look at
 a page; a rules file of faults (crawlproject.replay.faults) makes chosen URLs
 misbehave.
@@ -35,6 +37,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, urlsplit
+from xml.sax.saxutils import escape
 
 from twisted.internet import reactor, task
 from twisted.web import http
@@ -67,6 +70,10 @@ class Archive(Protocol):
 
     def lookup(self, url: str, as_of: float | None = None) -> ArchivedResponse | None:
         """The response archived for *url* (as of a time), None if there is none."""
+        ...
+
+    def live_pages(self, host: str, as_of: float) -> list[tuple[str, float]]:
+        """(URL, when its version went live) of *host*'s pages as of a time (a dated web's sitemap)."""
         ...
 
     def __len__(self) -> int:
@@ -180,6 +187,9 @@ class ReplayRequest(http.Request):
             body = factory.robots.for_host(scheme_and_host.split(":")[0]).encode("utf-8")
             self._send(factory, 200, "OK", [("Content-Type", "text/plain")], body, url)
             return
+        if archived is None and "/" + path == "/sitemap.xml" and factory.archive.dated and factory.as_of is not None:
+            self._send(factory, 200, "OK", [("Content-Type", "application/xml")], self._sitemap(factory, url), url)
+            return
         if archived is None:
             headers = [("Content-Type", "text/html")]
             self._send(factory, 404, "Not Found", headers, _NOT_FOUND_BODY, url)
@@ -191,6 +201,17 @@ class ReplayRequest(http.Request):
         self._send(
             factory, archived.status, archived.reason, archived.headers, archived.body, url
         )
+
+    @staticmethod
+    def _sitemap(factory: ReplayFactory, url: str) -> bytes:
+        """A dated web's sitemap of the host, as of the clock: every page live then, with when its
+        version went live as ``lastmod`` — what a site's CMS writes."""
+        assert factory.as_of is not None  # noqa: S101 (only a dated web with a clock has one)
+        pages = factory.archive.live_pages(urlsplit(url).hostname or "", factory.as_of)
+        entries = "".join(f"<url><loc>{escape(page)}</loc><lastmod>{format_time(when)}</lastmod></url>"
+                          for page, when in sorted(pages))
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                f"{entries}</urlset>\n").encode()
 
     def _not_modified(self, headers: list[tuple[str, str]]) -> bool:
         """RFC 9110 §13.2.2: If-None-Match first; If-Modified-Since only without it."""

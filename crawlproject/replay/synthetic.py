@@ -127,6 +127,9 @@ class SyntheticWeb:
     def __len__(self) -> int:
         return self.total
 
+    def live_pages(self, host: str, as_of: float) -> list[tuple[str, float]]:
+        return []  # an undated web: no sitemap of its own
+
     def lookup(self, url: str, as_of: float | None = None) -> ArchivedResponse | None:
         parts = urlsplit(url)
         host = self._host_of.get((parts.hostname or "").lower())

@@ -4,6 +4,10 @@ a finished crawl that a refresh policy picks (docs/methods.md §5), with conditi
     scrapy crawl refresh -a repository=crawls/bestfirst-… -a policy=user-centric \
         -a workload=workload.tsv -a budget=200 [-a now=2021-03-01] [-a tau=0.1]
 
+``sitemaps`` (URLs) are read first for their ``lastmod``: a page not modified
+since its copy is recorded unchanged without a fetch, and the pages modified
+since are fetched first.
+
 ``indexed`` is what of a page the repository indexes and compares: its main
 text (default; a sidebar's churn is no change) or ``whole`` (template in).
 ``now`` (default: the clock) is the run's time and ``crawled_at`` (default:
@@ -57,7 +61,7 @@ from crawlproject.web import meta as keys
 from crawlproject.web.text import TermAnalyzer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -75,7 +79,8 @@ REFRESHED = "focus_refreshed"  #: request meta: the repository URL a request ref
 class RefreshSpider(FocusedSpider):
     name = "refresh"
     strategy_class = BreadthFirstStrategy
-    custom_settings = {"FOCUS_FRONTIER_ORDER": "fifo"}  # noqa: RUF012
+    # The sitemaps a refresh reads are the ones given (-a sitemaps=…), for their lastmod, not robots.txt's.
+    custom_settings = {"FOCUS_FRONTIER_ORDER": "fifo", "FOCUS_SITEMAPS": False}  # noqa: RUF012
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -99,6 +104,7 @@ class RefreshSpider(FocusedSpider):
         **kwargs: Any,
     ):
         super().__init__(follow_links=False, **kwargs)
+        self._sitemaps_pending = 0 if kwargs.get("sitemaps") else None  #: None: choose at once, no sitemap to wait for
         if not repository:
             raise SettingsError("refresh needs -a repository=CRAWL_DIR (a finished crawl's output folder)")
         # One writer: a crawl still writing the repository, or another refresh, keeps this one out.
@@ -138,15 +144,38 @@ class RefreshSpider(FocusedSpider):
         self._rows: dict[str, int] = {}
         if self.workload is not None:
             self._measure(pages)
-        # The budget is spent once per period (days since the last run): SBR's optimal
-        # frequencies are per day, so a weekly run of B pages is a rate of B/7 a day.
-        period = self.refresh.period(self.now)
-        chosen = [pages[i] for i in self.policy.choose([page.state for page in pages], self.now, self.budget, period)]
-        self.chosen = {page.url: page for page in chosen}
-        self.seed_urls = [page.url for page in chosen]
         self.counts: Counter[str] = Counter()
         self._log = (self.refresh.folder / "changes.jsonl")
         self.refresh.folder.mkdir(parents=True, exist_ok=True)
+        self.chosen: dict[str, RefreshedPage] = {}
+        if self._sitemaps_pending is None:
+            self.chosen = {page.url: page for page in self._choose(pages, {})}
+        self.seed_urls = list(self.chosen)  # with sitemaps: none until they are read
+
+    def _choose(self, pages: list[RefreshedPage], lastmods: dict[str, str]) -> list[RefreshedPage]:
+        """The *budget* pages to fetch: the policy's ranking, where the sitemaps' lastmod first
+        leaves out every page not modified since its copy (recorded unchanged, no fetch) and
+        puts the pages modified since first."""
+        known: dict[str, bool] = {}  # url → modified since its copy
+        for page in pages:
+            try:
+                modified = parse_time(lastmods[page.url]) / DAY if page.url in lastmods else None
+            except ValueError:
+                modified = None  # a lastmod that is no date says nothing
+            if modified is not None:
+                known[page.url] = modified > page.state.last_refresh
+        for page in pages:
+            if known.get(page.url) is False:
+                page.state.observe(self.now, 0.0, self.policy.tau)
+                self._record(page, None, "unchanged (sitemap)", None)
+        candidates = [page for page in pages if known.get(page.url) is not False]
+        # The budget is spent once per period (days since the last run): SBR's optimal
+        # frequencies are per day, so a weekly run of B pages is a rate of B/7 a day.
+        period = self.refresh.period(self.now)
+        states = [page.state for page in candidates]
+        ranked = [candidates[i] for i in self.policy.choose(states, self.now, len(candidates), period)]
+        ranked.sort(key=lambda page: not known.get(page.url, False))  # stable: the policy's order within each
+        return ranked[: self.budget]
 
     def _measure(self, pages: list[RefreshedPage]) -> None:
         """The repository's current versions indexed for ΔQ (user-centric) and exposure (EBR)."""
@@ -175,6 +204,54 @@ class RefreshSpider(FocusedSpider):
         if body is None:
             return ""
         return indexed_text(body, page.url, self.indexed)
+
+    def _sitemap_request(self, url: str, score: float, depth: int) -> Request | None:
+        request = super()._sitemap_request(url, score, depth)
+        if request is not None and self._sitemaps_pending is not None:
+            self._sitemaps_pending += 1
+        return request
+
+    def parse_sitemap(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        if not 200 <= response.status < 300:
+            logger.warning("Sitemap %s could not be read (HTTP %d): its pages are chosen by the policy alone",
+                           response.url, response.status)
+        yield from super().parse_sitemap(response, **kwargs)  # a sitemap index's sitemaps
+        yield from self._sitemap_done()
+
+    def on_sitemap_error(self, failure: Failure) -> Iterator[Any]:  # type: ignore[override]
+        super().on_sitemap_error(failure)
+        logger.warning("Sitemap %s could not be read (%s): its pages are chosen by the policy alone",
+                       failure.request.url, failure.getErrorMessage())  # type: ignore[attr-defined]
+        yield from self._sitemap_done()
+
+    async def start(self) -> AsyncIterator[Any]:
+        async for request in super().start():
+            yield request
+        if self._sitemaps_pending == 0:  # no sitemap URL could be asked for: choose without one
+            logger.warning("No sitemap to read among %s: the pages are chosen by the policy alone",
+                           ", ".join(self.start_sitemaps))
+            self._sitemaps_pending = 1
+            for request in self._sitemap_done():
+                yield request
+
+    def _sitemap_pages(self, response: Response, locations: list[str]) -> Iterator[Request]:
+        return iter(())  # a refresh reads a sitemap for its lastmod, and crawls nothing new
+
+    def _sitemap_done(self) -> Iterator[Request]:
+        """One sitemap read (or failed); after the last, the pages chosen with what they said."""
+        assert self._sitemaps_pending is not None  # noqa: S101 (only a refresh given sitemaps reads them)
+        self._sitemaps_pending -= 1
+        if self._sitemaps_pending:
+            return
+        chosen = self._choose(self.refresh.live(), self.sitemap_lastmods)
+        logger.info("Sitemaps read: %d of the repository's pages listed with a lastmod, %d unchanged since their "
+                    "copy (not fetched); %d pages to refresh", sum(p.url in self.sitemap_lastmods
+                                                               for p in self.refresh.live()),
+                    self.counts["unchanged (sitemap)"], len(chosen))
+        self.chosen = {page.url: page for page in chosen}
+        for page in chosen:
+            self.crawl_scope.add_seed(page.url)
+            yield self._seed(page.url)
 
     def _seed(self, url: str) -> Request:
         page = self.chosen[url]
@@ -241,10 +318,11 @@ class RefreshSpider(FocusedSpider):
     def closed(self, reason: str) -> None:
         self.refresh.runs.append(self.now)
         self.refresh.save()
+        fetched = sum(self.counts.values()) - self.counts["unchanged (sitemap)"]
         logger.info("Refreshed %d of %d pages (%s policy): %d changed, %d unchanged, %d deleted, %d failed; "
-                    "state in %s", sum(self.counts.values()), len(self.refresh.pages), self.policy.name,
+                    "%d unchanged by the sitemaps; state in %s", fetched, len(self.refresh.pages), self.policy.name,
                     self.counts["changed"], self.counts["unchanged"], self.counts["deleted"], self.counts["error"],
-                    self.refresh.path)
+                    self.counts["unchanged (sitemap)"], self.refresh.path)
 
 
 def _header(response: Response, name: bytes) -> str | None:

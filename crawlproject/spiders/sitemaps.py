@@ -63,6 +63,7 @@ class SitemapsMixin:
         self.sitemap_max_depth = config.get_int(settings, "FOCUS_SITEMAP_MAX_DEPTH")
         self.start_sitemaps = [u.strip() for u in (given or "").split(",") if u.strip()] or list(self.sitemap_urls)
         self._sitemaps_asked: set[str] = set()
+        self.sitemap_lastmods: dict[str, str] = {}  #: page → its sitemap's lastmod, where one was given
         if self.read_sitemaps:
             crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
 
@@ -151,6 +152,8 @@ class SitemapsMixin:
                 location = entry.get("loc", "")
                 if location:
                     locations.append(location)
+                    if entry.get("lastmod"):
+                        self.sitemap_lastmods[location] = entry["lastmod"]
             else:
                 # The parser recovers from broken XML (a file cut short, a stray tag):
                 # what it read is kept, and the sitemap is counted as bad.
