@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from crawlproject.config import SettingsError
 from crawlproject.refresh.changes import Change, changed_fraction, shingles
 from crawlproject.refresh.estimate import ChangeHistory, estimate_rate
 from crawlproject.refresh.gain import GainMeter, ScoreRankMap
@@ -237,10 +238,20 @@ def test_staleness_optimum_leaves_pages_that_change_too_fast() -> None:
     assert chosen != [1]
 
 
+class NewestFirst(UniformPolicy):
+    name = "newest-first"
+
+
 def test_policies_by_name_and_bad_settings() -> None:
     assert isinstance(policy_named("user-centric"), UserCentricPolicy)
-    with pytest.raises(ValueError, match="unknown refresh policy 'fresh'; choose one of uniform, staleness"):
+    with pytest.raises(SettingsError, match="policy='fresh' names no refresh policy: Give a refresh policy name "
+                                            r"\(embarrassment, staleness, uniform, user-centric\)"):
         policy_named("fresh")
+    with pytest.raises(SettingsError, match="did you mean 'staleness'"):
+        policy_named("stalenes")
+    with pytest.raises(SettingsError, match=r"policies\.freshness' is not a RefreshPolicy class"):
+        policy_named("crawlproject.refresh.policies.freshness")
+    assert isinstance(policy_named("tests.test_refresh.NewestFirst"), NewestFirst)  # your own, by its import path
     with pytest.raises(ValueError, match="τ must be in"):
         UniformPolicy(tau=1.5)
     assert UniformPolicy().choose(toy(), 4.0, 0) == []

@@ -157,8 +157,8 @@ def test_user_centric_refresh_measures_its_gains(replay: ReplayProcess, reposito
     ([], "refresh needs -a repository=CRAWL_DIR"),
     (["repository={missing}"], "is not a crawl's page repository"),
     (["repository={repository}", "policy=user-centric"], "pass -a workload=FILE"),
-    (["repository={repository}", "policy=fresh"], "unknown refresh policy 'fresh'"),
-    (["repository={repository}", "policy=crawlproject.refresh.policies.freshness"], "is not a RefreshPolicy subclass"),
+    (["repository={repository}", "policy=fresh"], "policy='fresh' names no refresh policy"),
+    (["repository={repository}", "policy=crawlproject.refresh.policies.freshness"], "is not a RefreshPolicy class"),
     (["repository={repository}", "budget=0"], "budget must be at least 1"),
 ])
 def test_bad_refresh_input_gets_one_line(replay: ReplayProcess, repository: Path, tmp_path: Path,

@@ -38,6 +38,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from crawlproject import config
 from crawlproject.refresh.estimate import ChangeHistory, estimate_rate
 
 DEFAULT_TAU = 0.1
@@ -182,24 +183,13 @@ POLICIES: dict[str, type[RefreshPolicy]] = {
 }
 
 
-def policy_named(name: str, tau: float = DEFAULT_TAU) -> RefreshPolicy:
+def policy_named(name: str, tau: float = DEFAULT_TAU, setting: str = "policy") -> RefreshPolicy:
     """One of :data:`POLICIES` by name, or a subclass of :class:`RefreshPolicy`
-    of your own by its import path (``mypackage.policies.MyPolicy``)."""
-    if "." in name:
-        from scrapy.utils.misc import load_object
-
-        try:
-            policy = load_object(name)
-        except (ImportError, NameError, ValueError) as exc:
-            raise ValueError(f"refresh policy {name!r} cannot be imported: {exc}") from None
-        if not (isinstance(policy, type) and issubclass(policy, RefreshPolicy)):
-            raise ValueError(f"refresh policy {name!r} is not a RefreshPolicy subclass")
-        return policy(tau)
-    try:
-        return POLICIES[name](tau)
-    except KeyError:
-        raise ValueError(f"unknown refresh policy {name!r}; choose one of {', '.join(POLICIES)} "
-                         "or give a RefreshPolicy subclass's import path") from None
+    of your own by its import path (``mypackage.policies.MyPolicy``), read as
+    strategies and judges are (:func:`crawlproject.config.named_class`)."""
+    registry = {named: f"{policy.__module__}.{policy.__qualname__}" for named, policy in POLICIES.items()}
+    chosen: type[RefreshPolicy] = config.named_class(setting, name, registry, RefreshPolicy, "refresh policy")
+    return chosen(tau)
 
 
 def freshness(rate: float, frequency: float) -> float:

@@ -123,7 +123,7 @@ class RefreshSpider(FocusedSpider):
             self.budget = int(budget)
             self.now = parse_time(now) / DAY if now else time.time() / DAY
             self.workload = read_workload(workload) if workload else None
-        except (RefreshStateError, WorkloadError) as exc:
+        except (RefreshStateError, WorkloadError, SettingsError) as exc:
             raise SettingsError(str(exc)) from None
         except ValueError as exc:
             raise SettingsError(f"refresh: {exc} (budget is a whole number ≥ 1, tau in [0, 1))") from None
