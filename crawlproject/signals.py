@@ -1,6 +1,6 @@
-"""Signals of crawlproject (in addition to Scrapy's): broadcasts only; what
-a strategy asks of the frontier goes through its port
-(crawlproject.strategies.ports.CrawlerFrontier), which holds the scheduler."""
+"""Signals of crawlproject (in addition to Scrapy's); what a strategy asks of
+the frontier goes through its port (crawlproject.strategies.ports.CrawlerFrontier),
+which holds the scheduler the crawl announced."""
 
 #: robots.txt asks a host for at least *delay* seconds between two requests
 #: (Crawl-delay, Request-rate). Arguments: ``host: str``, ``delay: float``.
@@ -15,3 +15,9 @@ host_delay_floor = object()
 #: its exploration sites by the relevance (crawlproject.frontier.exploration);
 #: the estimate of what is left counts the links (crawlproject.models.unseen).
 page_judged = object()
+
+#: The crawl's frontier scheduler opened (``scheduler``: the FrontierScheduler),
+#: or closed: the frontier ports (crawlproject.strategies.ports.CrawlerFrontier)
+#: hold it in between, as Scrapy hands a DownloaderInterface its downloader.
+frontier_scheduler_opened = object()
+frontier_scheduler_closed = object()

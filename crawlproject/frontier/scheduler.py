@@ -44,7 +44,6 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.core.downloader import Downloader
@@ -61,6 +60,7 @@ from crawlproject.frontier.dupefilter import frontier_filters
 from crawlproject.frontier.objective import SlotObjective
 from crawlproject.frontier.stats import StatsBuffer
 from crawlproject.scrapy_private import engine_of, on_request_finished
+from crawlproject.signals import frontier_scheduler_closed, frontier_scheduler_opened
 from crawlproject.web import meta as keys
 from crawlproject.web.meta import page_of_lease
 
@@ -95,18 +95,6 @@ class _Fetch:
 
     in_flight: int = 1
     responded: bool = False
-
-
-#: The frontier scheduler each crawl has open: handed to the strategy's
-#: frontier port when the engine opens it, as Scrapy hands a
-#: DownloaderInterface its downloader (nothing reaches into the engine).
-_OPEN: WeakKeyDictionary[Crawler, FrontierScheduler] = WeakKeyDictionary()
-
-
-def open_scheduler(crawler: Crawler) -> FrontierScheduler | None:
-    """The crawl's open frontier scheduler; None before the engine opened
-    it, after it closed, or when the crawl runs another scheduler."""
-    return _OPEN.get(crawler)
 
 
 class FrontierScheduler(BaseScheduler):
@@ -162,15 +150,14 @@ class FrontierScheduler(BaseScheduler):
         self.spider = spider
         self.codec = RequestCodec(spider)
         self.objective.open(spider)
-        _OPEN[self.crawler] = self  # the strategy's frontier port asks this one (open_scheduler)
+        self.crawler.signals.send_catch_log(frontier_scheduler_opened, scheduler=self)  # to the frontier ports
         self.frontier.open()
         if engine_of(self.crawler) is not None:  # None in unit tests
             on_request_finished(self.crawler, self.request_finished)
         return self.df.open()
 
     def close(self, reason: str) -> Deferred[None] | None:
-        if _OPEN.get(self.crawler) is self:
-            del _OPEN[self.crawler]
+        self.crawler.signals.send_catch_log(frontier_scheduler_closed, scheduler=self)
         self.objective.close()
         # Whatever is still leased (in flight, waiting as a continuation or
         # in an unreleased batch) goes back, so a resumed crawl fetches it.

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
-from crawlproject.frontier.scheduler import open_scheduler
+from crawlproject.signals import frontier_scheduler_closed, frontier_scheduler_opened
 from crawlproject.web.urls import host_of
 
 if TYPE_CHECKING:
@@ -61,18 +61,28 @@ class FrontierPort(Protocol):
 
 class CrawlerFrontier:
     """The frontier port of a running crawl: it asks the frontier scheduler
-    the crawl opened (crawlproject.frontier.scheduler hands itself over at
-    open) — before that, after it closed, or under another scheduler (a plain
-    Scrapy project's) there is no queue to re-score or sample: nothing
-    happens, no score comes back. The stats go to Scrapy's stats collector."""
+    the crawl opened (the scheduler announces itself with the
+    ``frontier_scheduler_opened`` signal) — before that, after it closed, or
+    under another scheduler (a plain Scrapy project's) there is no queue to
+    re-score or sample: nothing happens, no score comes back. The stats go to
+    Scrapy's stats collector."""
 
     def __init__(self, crawler: Crawler, scheduler: FrontierScheduler | None = None):
         self._crawler = crawler
-        #: the scheduler to ask; None: the running crawl's (one opened without an engine is given)
-        self._given = scheduler
+        self._scheduler_open = scheduler  #: the scheduler to ask, given or announced
+        if scheduler is None:
+            crawler.signals.connect(self._opened, signal=frontier_scheduler_opened)
+            crawler.signals.connect(self._closed, signal=frontier_scheduler_closed)
+
+    def _opened(self, scheduler: FrontierScheduler) -> None:
+        self._scheduler_open = scheduler
+
+    def _closed(self, scheduler: FrontierScheduler) -> None:
+        if self._scheduler_open is scheduler:
+            self._scheduler_open = None
 
     def _scheduler(self) -> FrontierScheduler | None:
-        return self._given if self._given is not None else open_scheduler(self._crawler)
+        return self._scheduler_open
 
     def rescore(self, scorer: Callable[[str, float, dict[str, Any] | None], float],
                 keys: Sequence[str] | None = None) -> None:
