@@ -41,6 +41,7 @@ from crawlproject.dashboard.metrics import CrawlCollector
 from crawlproject.dashboard.watch import CrawlWatch
 from crawlproject.items import PageItem
 from crawlproject.policy.netsafety import literal_address
+from crawlproject.strategies.factory import focus_of
 from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web.urls import canonicalize
 
@@ -208,7 +209,7 @@ class CrawlDashboard:
         if not full:
             return self.watch.snapshot(stats, [], {})
         samples = [score for score, _ in self.frontier.sample(2000)]
-        focus = getattr(self.crawler.spider, "focus", None)
+        focus = focus_of(self.crawler)
         learning = focus.describe_learning() if focus is not None else {}
         state = self.watch.snapshot(stats, samples, learning)
         judge = self._describe_judge()
@@ -220,10 +221,10 @@ class CrawlDashboard:
     def _describe_judge(self) -> dict[str, Any] | None:
         """The crawl's judge, its estimated precision and its questions
         (the pages not labelled yet whose labels would teach it most)."""
-        focus = getattr(self.crawler.spider, "focus", None)
+        focus = focus_of(self.crawler)
         if focus is None or focus.judge is None:
             return None
-        described = focus.describe()
+        described = focus.describe() or {}
         questions = [
             q for q in focus.questions(5 + len(self.watch.user_labels)) if q["url"] not in self.watch.user_labels
         ]
@@ -232,7 +233,7 @@ class CrawlDashboard:
     def crawl_name(self, judge: dict[str, Any] | None) -> str:
         """What the page's title says: spider, strategy, judge and topic."""
         spider = self.crawler.spider
-        focus = getattr(spider, "focus", None)
+        focus = focus_of(self.crawler)
         strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)
         query = getattr(spider, "query", None)
         topic = getattr(spider, "topic_id", None) or (f"“{query}”" if query else None)
@@ -273,7 +274,7 @@ class CrawlDashboard:
     def _apply(self, key: str, relevant: bool) -> dict[str, Any]:
         if self.watch.user_labels.get(key) == relevant:
             return {"learnt": False, "why": "already labelled so"}
-        focus = getattr(self.crawler.spider, "focus", None)
+        focus = focus_of(self.crawler)
         effect = (focus.label(key, relevant) if focus is not None else {}) or {"learnt": False}
         self.watch.labelled(key, relevant, effect)
         if self.crawler.stats is not None:

@@ -51,6 +51,7 @@ from crawlproject.extensions.summary import crawl_summary
 from crawlproject.frontier.budget import page_limits
 from crawlproject.items import PageItem
 from crawlproject.models.remaining import Remaining, RemainingEstimator
+from crawlproject.strategies.factory import focus_of
 from crawlproject.strategies.ports import CrawlerFrontier
 from crawlproject.web import meta as keys
 
@@ -206,7 +207,7 @@ class CrawlProgress:
     def _observe_remaining(self, item: PageItem, spider: Spider) -> None:
         """The fetch for the estimate of what is left; every so many, a new
         estimate (kept in the history) and the stop rule."""
-        focus = getattr(spider, "focus", None)
+        focus = focus_of(self.crawler)
         if focus is None:
             return  # a plain spider: no scores, no topic
         if self.remaining_from == "judge" and focus.judge is None:

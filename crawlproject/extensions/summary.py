@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from crawlproject.corpus.output import CrawlOutput, earlier_runs
+from crawlproject.strategies.factory import focus_of
 
 if TYPE_CHECKING:
     from crawlproject.extensions.progress import CrawlProgress
@@ -28,7 +29,7 @@ def crawl_summary(progress: CrawlProgress) -> dict[str, Any]:
     assert stats is not None
     spider = progress.crawler.spider
     fetched, ok_pages, status_counts = progress.fetched, progress.ok_pages, dict(progress.status_counts)
-    focus = getattr(spider, "focus", None)
+    focus = focus_of(progress.crawler)
     strategy = getattr(spider, "strategy_label", None) or (focus.strategy.name if focus is not None else None)
     if not progress.fetched and progress.responses:  # a plain spider: its responses are its pages
         failed = stats.get_value("downloader/exception_count", 0) - stats.get_value(

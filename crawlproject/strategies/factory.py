@@ -190,6 +190,13 @@ class Focus:
         return effect | self.strategy.user_label(key, relevant)
 
 
+def focus_of(crawler: Crawler) -> Focus | None:
+    """The crawl's Focus — its focused spider's, built as the spider is
+    (``from_crawler``); None for a plain spider, or before the spider exists."""
+    focus = getattr(crawler.spider, "focus", None)
+    return focus if isinstance(focus, Focus) else None
+
+
 def build_focus(
     crawler: Crawler, topic: Topic, default: type[CrawlStrategy] | str | None = None, named: str | None = None,
 ) -> Focus:
