@@ -56,13 +56,13 @@ class Post:
     body: str  #: the post's HTML
 
 
-def _git(repo: Path, *args: str) -> str:
+def git_output(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout  # noqa: S603, S607
 
 
 def commit_before(repo: Path, moment: datetime) -> str | None:
     """The last commit (first parents) before *moment*; None before the first."""
-    found = _git(repo, "rev-list", "-1", "--first-parent", f"--before={moment.isoformat()}", "HEAD").strip()
+    found = git_output(repo, "rev-list", "-1", "--first-parent", f"--before={moment.isoformat()}", "HEAD").strip()
     return found or None
 
 
@@ -70,7 +70,7 @@ def posts_at(repo: Path, commit: str, host: str, rendered: dict[str, Post | None
     """The posts of the tree at *commit*; a blob rendered once (*rendered*:
     blob id → post, kept across weeks)."""
     posts = []
-    for line in _git(repo, "ls-tree", "-r", commit, "posts").splitlines():
+    for line in git_output(repo, "ls-tree", "-r", commit, "posts").splitlines():
         meta, path = line.split("\t", 1)
         blob = meta.split()[2]
         if blob not in rendered:
@@ -87,7 +87,7 @@ def _render(repo: Path, blob: str, path: str, host: str) -> Post | None:
     found = _POST.match(path)
     if found is None:
         return None  # not a post (an image, a README)
-    text = _git(repo, "cat-file", "-p", blob)
+    text = git_output(repo, "cat-file", "-p", blob)
     front = _FRONT.match(text)
     fields = {m["name"]: m["value"].strip().strip("\"'") for m in _FIELD.finditer(front["head"])} if front else {}
     body = text[front.end():] if front else text
@@ -170,7 +170,7 @@ def build(repo: Path, out: Path, start: datetime, weeks: int, host: str = "blog.
         for moment, commit, pages in weekly_states(repo, start, weeks, site_at or blog_site(repo, host)):
             built.weeks += 1
             when = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-            changed_at = _git(repo, "show", "-s", "--format=%cI", commit).strip()
+            changed_at = git_output(repo, "show", "-s", "--format=%cI", commit).strip()
             for url, body in pages.items():
                 digest = hashlib.sha1(body).hexdigest()  # noqa: S324 (an ETag, not a secret)
                 if url in live and live[url][0] == digest:

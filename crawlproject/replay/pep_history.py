@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawlproject.replay.git_history import _git, build
+from crawlproject.replay.git_history import build, git_output
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,14 +136,14 @@ def render_rst(lines: list[str]) -> str:
 def peps_at(repo: Path, commit: str, rendered: dict[str, Pep]) -> list[Pep]:
     """The PEPs of the tree at *commit* (a blob parsed once: *rendered*)."""
     found = []
-    for line in _git(repo, "ls-tree", "-r", commit).splitlines():
+    for line in git_output(repo, "ls-tree", "-r", commit).splitlines():
         meta, path = line.split("\t", 1)
         name = _PEP_FILE.match(path)
         if name is None:
             continue
         blob = meta.split()[2]
         if blob not in rendered:
-            rendered[blob] = parse(int(name["number"]), _git(repo, "cat-file", "-p", blob))
+            rendered[blob] = parse(int(name["number"]), git_output(repo, "cat-file", "-p", blob))
         found.append(rendered[blob])
     return sorted(found, key=lambda pep: pep.number)
 
