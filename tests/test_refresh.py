@@ -474,3 +474,12 @@ def test_a_budget_scan_reports_a_non_monotone_quality_as_it_is() -> None:
     assert scan_reading({0: True, 3: True, 5: False, 10: False}, 200) == "0 (0.0 %), not monotone: missed at 5, 10"
     assert scan_reading({0: False, 3: False, 5: True, 10: True}, 200) == "5 (2.5 %)"
     assert scan_reading({0: False, 3: False}, 200) == "> 3"
+
+
+def test_a_full_ranking_keeps_the_budget_s_rate() -> None:
+    """The staleness optimum depends on the budget's rate: ranking every page
+    (count) must not rank them as if every page could be refreshed."""
+    pages = toy()
+    policy = StalenessPolicy()
+    assert policy.choose(pages, 4.0, 1, count=len(pages))[:1] == policy.choose(pages, 4.0, 1)
+    assert policy.choose(pages, 4.0, 2, count=len(pages))[:2] == policy.choose(pages, 4.0, 2)

@@ -85,14 +85,16 @@ class RefreshPolicy:
         """One priority per page (higher: refresh sooner); *rate* = refreshes per unit of time."""
         raise NotImplementedError
 
-    def choose(self, pages: list[PageState], now: float, budget: int, period: float = 1.0) -> list[int]:
-        """Indices of the *budget* pages to refresh at *now* (*budget* per *period*)."""
+    def choose(self, pages: list[PageState], now: float, budget: int, period: float = 1.0,
+               count: int | None = None) -> list[int]:
+        """Indices of the *budget* pages to refresh at *now* (*budget* per
+        *period*); *count*: that many of the ranking instead (the rate is still the budget's)."""
         if budget <= 0 or not pages:
             return []
         priority = self.priorities(pages, now, budget / period)
         waited = np.array([now - page.last_refresh for page in pages])
         order = np.lexsort((np.arange(len(pages)), -waited, -priority))  # last key sorts first
-        return [int(i) for i in order[:budget]]
+        return [int(i) for i in order[: budget if count is None else count]]
 
 
 class UniformPolicy(RefreshPolicy):

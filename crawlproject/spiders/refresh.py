@@ -173,7 +173,7 @@ class RefreshSpider(FocusedSpider):
         # frequencies are per day, so a weekly run of B pages is a rate of B/7 a day.
         period = self.refresh.period(self.now)
         states = [page.state for page in candidates]
-        ranked = [candidates[i] for i in self.policy.choose(states, self.now, len(candidates), period)]
+        ranked = [candidates[i] for i in self.policy.choose(states, self.now, self.budget, period, len(candidates))]
         ranked.sort(key=lambda page: not known.get(page.url, False))  # stable: the policy's order within each
         return ranked[: self.budget]
 
