@@ -45,8 +45,8 @@ from crawlproject.refresh.gain import GainMeter
 from crawlproject.refresh.policies import DEFAULT_TAU, POLICIES, PageState, policy_named
 from crawlproject.refresh.quality import QualityMeter, VersionIndex
 from crawlproject.refresh.simulate import WEEK, EvolvingWeb, RefreshSimulation, load_evolving_web
-from crawlproject.refresh.web_workloads import changing_workload
-from crawlproject.refresh.workload import Query, generate_workload, write_workload
+from crawlproject.refresh.web_workloads import changing_workload, heading_workload
+from crawlproject.refresh.workload import Query, write_workload
 from crawlproject.web.text import TermAnalyzer
 
 TARGETS = (0.99, 0.995)
@@ -159,8 +159,7 @@ def build_workload(kind: str, seed: int, web: EvolvingWeb, analyzer: TermAnalyze
                    size: int) -> list[Query]:
     own = set(held.tolist())
     if kind == "generated":
-        return generate_workload((" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in sorted(own)),
-                                 analyzer, size=size, seed=seed)
+        return heading_workload(web, analyzer, size=size, seed=seed, pages=own)
     if kind == "changing":
         return changing_workload(web, warmup, analyzer, size=size, seed=seed, pages=own)
     raise SystemExit(f"unknown workload {kind!r}: generated or changing")
@@ -223,7 +222,7 @@ def overhead(args: argparse.Namespace, simulation: RefreshSimulation, budgets: l
                 run = simulation.run(policy_named("user-centric", DEFAULT_TAU), budget, args.weeks, collection)
             finally:
                 collection.close()
-        in_pass = run.measuring_seconds - run.refit_seconds
+        in_pass = run.in_pass_seconds
         lines.append(f"| {budget} ({100 * budget / pages:.1f} %) | {run.indexing_seconds:.2f} | {in_pass:.2f} | "
                      f"{100 * in_pass / run.indexing_seconds:.0f} % | {run.refit_seconds:.2f} | "
                      f"{100 * run.refit_seconds / run.indexing_seconds:.0f} % | {run.refits / args.weeks:.0f} |")

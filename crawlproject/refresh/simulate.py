@@ -2,9 +2,8 @@
 benchmark: the web is a dated WARC (one record per version, a 404 record when
 a page is deleted — phpdoc-evolving's format), the repository holds the
 versions crawled at the start, and each week a policy picks B pages to fetch
-again. Each week the simulation measures Q(W_L) against the live web and the
-share of stale pages, and times the user-centric measurement against the
-indexing it rides on.
+again. Each week it measures Q(W_L) against the live web and the stale share,
+and times the user-centric measurement against the indexing it rides on.
 
 Pages created after the start are not in the repository (finding them is the
 crawler's job). Q is measured against the live versions of the repository's
@@ -90,9 +89,7 @@ class EvolvingWeb:
         """A per-page value spread over the versions (the absent row: 0)."""
         values = np.zeros(absent + 1)
         for page, timeline in enumerate(self.timeline):
-            for _, version in timeline:
-                if version >= 0:
-                    values[version] = per_page[page]
+            values[[version for _, version in timeline if version >= 0]] = per_page[page]
         return values
 
     def reachable(self, at: float, seeds: list[str]) -> np.ndarray:
@@ -204,6 +201,11 @@ class Outcome:
     final: np.ndarray | None = field(default=None, repr=False)  #: the repository's versions after the last week
     snapshots: dict[int, Snapshot] = field(default_factory=dict, repr=False)
     states: list[PageState] = field(default_factory=list, repr=False)  #: per held page, after the last week
+
+    @property
+    def in_pass_seconds(self) -> float:
+        """The measurement that rides on the indexer's pass: all of it but the weekly refits."""
+        return self.measuring_seconds - self.refit_seconds
 
     def span(self, first: int = 1, last: int | None = None) -> list[Week]:
         """Weeks *first* to *last* (inclusive; default: to the end)."""
@@ -357,10 +359,8 @@ class RefreshSimulation:
 
     @staticmethod
     def forecastability(states: list[PageState], weeks: int) -> float:
-        """The paper's own check (its Fig. 3) on a trace fitted with
-        :meth:`fit_on_trace`: Spearman's rank correlation, over the pages, of
-        the gain of a weekly refresh summed over the first half of the weeks
-        and over the second. Near 1: the past predicts the future."""
+        """The paper's check (its Fig. 3) on states from :meth:`fit_on_trace`: Spearman's rank correlation,
+        over the pages, of a weekly refresh's gain summed over each half of the weeks (1: the past predicts)."""
         from scipy.stats import spearmanr
 
         half = weeks // 2

@@ -8,10 +8,10 @@ import re
 from typing import TYPE_CHECKING
 
 from crawlproject.refresh.simulate import WEEK
-from crawlproject.refresh.workload import change_workload, head_tail_workload
+from crawlproject.refresh.workload import change_workload, generate_workload, head_tail_workload
 
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Container, Iterable
 
     from crawlproject.refresh.simulate import EvolvingWeb
     from crawlproject.refresh.workload import Query
@@ -30,9 +30,21 @@ def window_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size
     born = [page for page in kept if web.timeline[page][0][0] <= until and web.timeline[page][0][1] >= 0]
     texts = (web.texts[version] for page in kept for live_from, version in web.timeline[page]
              if live_from <= until and version >= 0)
-    return head_tail_workload([web.names[page] for page in born],
-                              [" ".join(f"<h1>{h}</h1>" for h in web.first_headings[page]) for page in born],
+    return head_tail_workload([web.names[page] for page in born], [_headings_html(web, page) for page in born],
                               texts, analyzer, size=size, head=head, seed=seed)
+
+
+def heading_workload(web: EvolvingWeb, analyzer: TermAnalyzer, size: int = 500, seed: int = 0,
+                     pages: Iterable[int] | None = None) -> list[Query]:
+    """A workload drawn from the first headings of the *pages* (default:
+    every page) — crawlproject.refresh.workload.generate_workload."""
+    chosen = sorted(pages) if pages is not None else range(len(web.timeline))
+    return generate_workload((_headings_html(web, page) for page in chosen), analyzer, size=size, seed=seed)
+
+
+def _headings_html(web: EvolvingWeb, page: int) -> str:
+    """The page's first title and headings, as the workload builders read headings."""
+    return " ".join(f"<h1>{heading}</h1>" for heading in web.first_headings[page])
 
 
 def changing_workload(web: EvolvingWeb, weeks: float, analyzer: TermAnalyzer, size: int = 500, seed: int = 0,

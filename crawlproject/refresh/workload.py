@@ -163,13 +163,10 @@ def change_workload(
         named = [word for word in dict.fromkeys(re.findall(r"\w+", name.lower())) if analyzer.terms(word)]
         single.update(words)
         pairs.update({f"{word} {other}" for word in words for other in named if other != word})
-    rng = random.Random(seed)
-    singles = round(size * single_term_share)
-    drawn = _draw(single, singles, rng) + _draw(pairs, size - singles, rng)
+    drawn = _draw_ranked(single, pairs, size, single_term_share, random.Random(seed))
     if not drawn:
         raise WorkloadError("nothing changed in the window to draw queries from")
-    popularity = single | pairs
-    return _zipf(sorted(drawn, key=lambda text: -popularity[text]), zipf_s)
+    return _zipf(drawn, zipf_s)
 
 
 def _zipf(queries: list[str], zipf_s: float) -> list[Query]:
@@ -195,9 +192,17 @@ def _draw_from_headings(pages_html: Iterable[str], analyzer: TermAnalyzer, size:
                 seen_phrases.update(" ".join(words[i : i + width]) for i in range(len(words) - width + 1))
         single.update(seen_single - exclude)
         phrases.update(seen_phrases - exclude)
+    return _draw_ranked(single, phrases, size, single_term_share, rng)
+
+
+def _draw_ranked(single: Counter[str], several: Counter[str], size: int, single_term_share: float,
+                 rng: random.Random) -> list[str]:
+    """*size* distinct queries, about *single_term_share* of them from *single*
+    (one term) and the rest from *several*, each drawn with probability ∝ the
+    pages it is in; the one on most pages first."""
     singles = round(size * single_term_share)
-    drawn = _draw(single, singles, rng) + _draw(phrases, size - singles, rng)
-    popularity = single | phrases
+    drawn = _draw(single, singles, rng) + _draw(several, size - singles, rng)
+    popularity = single | several
     return sorted(drawn, key=lambda text: -popularity[text])  # stable: ties keep the seeded draw's order
 
 

@@ -228,23 +228,35 @@ def _record(writer: WARCWriter, url: str, status: int, body: bytes, when: str, m
                                                   http_headers=http, warc_headers_dict={"WARC-Date": when}))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo", type=Path, help="a clone of the blog (its posts/ folder of dated Markdown)")
+def history_command(parser: argparse.ArgumentParser, argv: list[str] | None, repo_help: str,
+                    start: str) -> tuple[argparse.Namespace, datetime]:
+    """The command line of a web built from a git history: the clone, the
+    corpus folder, the first week and how many; a bad one is one line."""
+    parser.add_argument("repo", type=Path, help=repo_help)
     parser.add_argument("out", type=Path, help="the corpus folder to write")
-    parser.add_argument("--start", default="2019-01-07", help="the first week (YYYY-MM-DD)")
+    parser.add_argument("--start", default=start, help="the first week (YYYY-MM-DD)")
     parser.add_argument("--weeks", type=int, default=156)
-    parser.add_argument("--host", default="blog.rust-lang.org")
     args = parser.parse_args(argv)
     try:
-        start = datetime.fromisoformat(args.start).replace(tzinfo=UTC)
+        first = datetime.fromisoformat(args.start).replace(tzinfo=UTC)
     except ValueError:
         parser.error(f"--start {args.start!r}: a date, YYYY-MM-DD")
     if not (args.repo / ".git").exists() and not (args.repo / "HEAD").exists():
         parser.error(f"{args.repo}: not a git repository")
-    built = build(args.repo, args.out, start, args.weeks, args.host)
-    print(f"{args.out}: {built.weeks} weeks, {built.urls} URLs, {built.versions} versions, {built.deletions} deletions")
+    return args, first
+
+
+def report(out: Path, built: Built) -> int:
+    print(f"{out}: {built.weeks} weeks, {built.urls} URLs, {built.versions} versions, {built.deletions} deletions")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="blog.rust-lang.org")
+    clone = "a clone of the blog (its posts/ folder of dated Markdown)"
+    args, start = history_command(parser, argv, clone, "2019-01-07")
+    return report(args.out, build(args.repo, args.out, start, args.weeks, args.host))
 
 
 if __name__ == "__main__":

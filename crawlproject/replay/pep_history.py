@@ -28,11 +28,10 @@ import html
 import re
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawlproject.replay.git_history import build, git_output
+from crawlproject.replay.git_history import build, git_output, history_command, report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -189,22 +188,11 @@ def pep_site(repo: Path) -> Callable[[str], dict[str, bytes]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo", type=Path, help="a clone of github.com/python/peps")
-    parser.add_argument("out", type=Path, help="the corpus folder to write")
-    parser.add_argument("--start", default="2020-01-06", help="the first week (YYYY-MM-DD)")
-    parser.add_argument("--weeks", type=int, default=156)
-    args = parser.parse_args(argv)
-    try:
-        start = datetime.fromisoformat(args.start).replace(tzinfo=UTC)
-    except ValueError:
-        parser.error(f"--start {args.start!r}: a date, YYYY-MM-DD")
-    if not (args.repo / ".git").exists() and not (args.repo / "HEAD").exists():
-        parser.error(f"{args.repo}: not a git repository")
+    args, start = history_command(parser, argv, "a clone of github.com/python/peps", "2020-01-06")
     built = build(args.repo, args.out, start, args.weeks, HOST, pep_site(args.repo),
                   "Each PEP is rendered at its URL with its header (status, type, Python version) above its text; "
                   "the index (PEP 0) lists every PEP under its status.")
-    print(f"{args.out}: {built.weeks} weeks, {built.urls} URLs, {built.versions} versions, {built.deletions} deletions")
-    return 0
+    return report(args.out, built)
 
 
 if __name__ == "__main__":

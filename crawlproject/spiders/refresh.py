@@ -243,11 +243,11 @@ class RefreshSpider(FocusedSpider):
         self._sitemaps_pending -= 1
         if self._sitemaps_pending:
             return
-        chosen = self._choose(self.refresh.live(), self.sitemap_lastmods)
+        pages = self.refresh.live()
+        chosen = self._choose(pages, self.sitemap_lastmods)
+        listed = sum(page.url in self.sitemap_lastmods for page in pages)
         logger.info("Sitemaps read: %d of the repository's pages listed with a lastmod, %d unchanged since their "
-                    "copy (not fetched); %d pages to refresh", sum(p.url in self.sitemap_lastmods
-                                                               for p in self.refresh.live()),
-                    self.counts["unchanged (sitemap)"], len(chosen))
+                    "copy (not fetched); %d pages to refresh", listed, self.counts["unchanged (sitemap)"], len(chosen))
         self.chosen = {page.url: page for page in chosen}
         for page in chosen:
             self.crawl_scope.add_seed(page.url)
